@@ -1,0 +1,67 @@
+// The CPU backend's elementwise launchers: parallel loops that apply a storage-type functor (usually
+// Stored<Out, F> around a functor from src/kernels/) to dense tensors, with numpy broadcasting through
+// BroadcastRuns. Inner loops are specialised on whether each operand advances or stays put, so the
+// common cases (same shape, tensor with scalar, row/column broadcast) compile to plain vector loops.
+#pragma once
+#include <cstdint>
+
+#include "backends/cpu/parallel.h"
+#include "ops/broadcast.h"
+#include "tensor/tensor.h"
+
+namespace mpa::cpu {
+
+// Elements worth a thread for a cheap elementwise op.
+inline constexpr int64_t kElementwiseGrain = 1 << 14;
+
+// out[i] = f(in[i]) for i in [0, n).
+template <class In, class Out, class F> void map_unary(const In* in, Out* out, int64_t n, const F& f) {
+  parallel_for(n, kElementwiseGrain, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) out[i] = f(in[i]);
+  });
+}
+
+// out = f(a, b) with numpy broadcasting; out is dense with the broadcast shape of a and b.
+template <class A, class B, class Out, class F>
+void map_binary(const A* a, const Shape& a_shape, const B* b, const Shape& b_shape, Out* out, const Shape& out_shape,
+                const F& f) {
+  for_each_broadcast_span(out_shape, {a_shape, b_shape}, kElementwiseGrain,
+                          [&](int64_t o, const int64_t* off, const int64_t* step, int64_t n) {
+                            const A* pa = a + off[0];
+                            const B* pb = b + off[1];
+                            Out* po = out + o;
+                            if (step[0] && step[1]) {
+                              for (int64_t i = 0; i < n; ++i) po[i] = f(pa[i], pb[i]);
+                            } else if (step[0]) {
+                              const B vb = *pb;
+                              for (int64_t i = 0; i < n; ++i) po[i] = f(pa[i], vb);
+                            } else if (step[1]) {
+                              const A va = *pa;
+                              for (int64_t i = 0; i < n; ++i) po[i] = f(va, pb[i]);
+                            } else {
+                              const Out v = f(*pa, *pb);
+                              for (int64_t i = 0; i < n; ++i) po[i] = v;
+                            }
+                          });
+}
+
+// out = f(a, b, c) with numpy broadcasting (Where).
+template <class A, class B, class C, class Out, class F>
+void map_ternary(const A* a, const Shape& a_shape, const B* b, const Shape& b_shape, const C* c, const Shape& c_shape,
+                 Out* out, const Shape& out_shape, const F& f) {
+  for_each_broadcast_span(out_shape, {a_shape, b_shape, c_shape}, kElementwiseGrain,
+                          [&](int64_t o, const int64_t* off, const int64_t* step, int64_t n) {
+                            const A* pa = a + off[0];
+                            const B* pb = b + off[1];
+                            const C* pc = c + off[2];
+                            Out* po = out + o;
+                            if (step[0] && step[1] && step[2]) {
+                              for (int64_t i = 0; i < n; ++i) po[i] = f(pa[i], pb[i], pc[i]);
+                            } else {
+                              const int64_t sa = step[0], sb = step[1], sc = step[2];
+                              for (int64_t i = 0; i < n; ++i) po[i] = f(pa[i * sa], pb[i * sb], pc[i * sc]);
+                            }
+                          });
+}
+
+}  // namespace mpa::cpu

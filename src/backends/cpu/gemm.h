@@ -1,0 +1,59 @@
+// The CPU backend's GEMM seam. Row-major, BLAS conventions:
+//   C[M,N] = alpha * op(A)[M,K] * op(B)[K,N] + beta * C
+// with op(X) = X or X^T, and lda/ldb/ldc the row strides of A, B, C as stored. The element type is the
+// accumulation type: "GEMM on float inputs with float accumulation" is gemm(float...), FP64 references use
+// gemm(double...). 16-bit-float callers convert their inputs to float first (exact); reduced-precision
+// emulation (rounding inputs to fp16/tf32 first) plugs in before this call. Integer types use a plain loop.
+#pragma once
+#include <cstdint>
+#include <type_traits>
+
+namespace mpa::cpu {
+
+void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
+          const float* B, int64_t ldb, float beta, float* C, int64_t ldc);
+void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, double alpha, const double* A, int64_t lda,
+          const double* B, int64_t ldb, double beta, double* C, int64_t ldc);
+
+// Integer GEMM (wrap-around arithmetic, as numpy does for fixed-width ints).
+template <class T>
+  requires std::is_integral_v<T>
+void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda, const T* B,
+          int64_t ldb, T beta, T* C, int64_t ldc) {
+  for (int64_t m = 0; m < M; ++m) {
+    T* c = C + m * ldc;
+    for (int64_t n = 0; n < N; ++n) c[n] = beta == T(0) ? T(0) : static_cast<T>(beta * c[n]);
+    for (int64_t k = 0; k < K; ++k) {
+      const T a = static_cast<T>(alpha * (trans_a ? A[k * lda + m] : A[m * lda + k]));
+      if (a == T(0)) continue;
+      if (!trans_b) {
+        const T* b = B + k * ldb;
+        for (int64_t n = 0; n < N; ++n) c[n] = static_cast<T>(c[n] + a * b[n]);
+      } else {
+        for (int64_t n = 0; n < N; ++n) c[n] = static_cast<T>(c[n] + a * B[n * ldb + k]);
+      }
+    }
+  }
+}
+
+// A batch of independent GEMMs of one geometry; matrix i starts at A + a_offsets[i] etc.
+// Large GEMMs run one after another, each threaded inside the BLAS; batches of small ones run in parallel
+// over the batch with a single-threaded BLAS, which is how attention-shaped MatMuls stay fast.
+template <class T>
+void gemm_batched(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda,
+                  const int64_t* a_offsets, const T* B, int64_t ldb, const int64_t* b_offsets, T beta, T* C,
+                  int64_t ldc, const int64_t* c_offsets, int64_t batch);
+
+// Holds the BLAS at one thread while in scope (for callers that parallelise over independent GEMMs).
+class SingleThreadedBlas {
+ public:
+  SingleThreadedBlas();
+  ~SingleThreadedBlas();
+  SingleThreadedBlas(const SingleThreadedBlas&) = delete;
+  SingleThreadedBlas& operator=(const SingleThreadedBlas&) = delete;
+
+ private:
+  bool active_;
+};
+
+}  // namespace mpa::cpu

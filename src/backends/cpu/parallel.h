@@ -1,0 +1,32 @@
+// The CPU backend's loop launcher: splits [0, n) into chunks over OpenMP threads. Kernels pass a body
+// that processes [begin, end); small ranges run inline so tiny tensors pay no threading cost.
+#pragma once
+#include <algorithm>
+#include <cstdint>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+namespace mpa::cpu {
+
+void set_num_threads(int threads);
+int num_threads();
+
+// grain: the least amount of work (in elements) worth a thread.
+template <class Body> void parallel_for(int64_t n, int64_t grain, Body&& body) {
+  if (n <= 0) return;
+  const int threads = num_threads();
+  const int64_t chunks = std::min<int64_t>(threads, std::max<int64_t>(1, n / std::max<int64_t>(grain, 1)));
+  if (chunks <= 1) {
+    body(int64_t{0}, n);
+    return;
+  }
+#pragma omp parallel for num_threads(static_cast<int>(chunks)) schedule(static)
+  for (int64_t c = 0; c < chunks; ++c) {
+    const int64_t begin = n * c / chunks, end = n * (c + 1) / chunks;
+    body(begin, end);
+  }
+}
+
+}  // namespace mpa::cpu

@@ -1,0 +1,13 @@
+// mpaudit subcommands. Each registers its options on the CLI11 app and returns the action to run.
+#pragma once
+#include <CLI/CLI.hpp>
+#include <functional>
+
+namespace mpa::cli {
+
+using Action = std::function<int()>;
+
+Action add_inspect(CLI::App& app);
+Action add_run(CLI::App& app);
+
+}  // namespace mpa::cli

@@ -1,0 +1,41 @@
+// mpaudit: mixed-precision audit for ONNX models. Exit codes: 0 success, 1 a gate failed, 2 error.
+#include <iostream>
+#include <new>
+
+#include "cli/commands.h"
+#include "common/error.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"mpaudit: find the layers of an ONNX model that break in low precision"};
+  app.set_version_flag("--version", std::string("mpaudit ") + MPA_VERSION);
+  app.require_subcommand(1);
+  std::vector<std::pair<CLI::App*, mpa::cli::Action>> commands;
+  auto add = [&](const char* name, const char* help, mpa::cli::Action (*make)(CLI::App&)) {
+    CLI::App* sub = app.add_subcommand(name, help);
+    commands.emplace_back(sub, make(*sub));
+  };
+  add("inspect", "Show a model's opsets, inputs/outputs, op histogram, parameters and unsupported ops", mpa::cli::add_inspect);
+  add("run", "Run a model in FP32 and save or summarise its outputs", mpa::cli::add_run);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return 2;
+  }
+  try {
+    for (auto& [sub, action] : commands)
+      if (sub->parsed()) return action();
+  } catch (const mpa::Error& e) {
+    std::cerr << "mpaudit: error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "mpaudit: error: out of memory\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "mpaudit: internal error: " << e.what() << "\n";
+    return 2;
+  }
+  return 2;
+}

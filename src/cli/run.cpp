@@ -1,0 +1,103 @@
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <thread>
+
+#include "cli/commands.h"
+#include "io/inputs.h"
+#include "io/npy.h"
+#include "model/loader.h"
+#include "runtime/session.h"
+
+namespace mpa::cli {
+
+namespace {
+
+struct RunOptions {
+  std::string model;
+  InputOptions inputs;
+  std::string save_outputs;
+  int threads = 0;
+  int repeat = 0;
+};
+
+double elapsed_ms(std::chrono::steady_clock::time_point since) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since).count();
+}
+
+// One line per output: type, shape, range, and the arg-max for small vectors (class scores).
+void print_summary(const std::string& name, const Tensor& t) {
+  std::printf("output %s: %s %s", name.c_str(), dtype_name(t.dtype()).c_str(), shape_str(t.shape()).c_str());
+  if (t.numel() == 0) {
+    std::printf(" (empty)\n");
+    return;
+  }
+  const std::vector<double> v = t.to_double_vector();
+  double lo = v[0], hi = v[0], sum = 0;
+  size_t argmax = 0;
+  for (size_t i = 0; i < v.size(); ++i) {
+    lo = std::min(lo, v[i]);
+    hi = std::max(hi, v[i]);
+    sum += v[i];
+    if (v[i] > v[argmax]) argmax = i;
+  }
+  std::printf("  min %.6g  max %.6g  mean %.6g", lo, hi, sum / static_cast<double>(v.size()));
+  if (v.size() <= 1000) std::printf("  argmax %zu (%.6g)", argmax, v[argmax]);
+  std::printf("\n");
+}
+
+int run(const RunOptions& opt) {
+  const auto load_start = std::chrono::steady_clock::now();
+  const Model model = load_model(opt.model);
+  const int threads = opt.threads > 0 ? opt.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  Session session(model.graph, SessionOptions{threads});
+  const double load_ms = elapsed_ms(load_start);
+  const TensorMap feeds = build_feeds(*model.graph, opt.inputs);
+
+  TensorMap outputs;
+  std::vector<double> times;
+  for (int i = 0; i < std::max(1, opt.repeat); ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    outputs = session.run(feeds);
+    times.push_back(elapsed_ms(start));
+  }
+  for (const ValueInfo& out : model.graph->outputs) print_summary(out.name, outputs.at(out.name));
+  if (!opt.save_outputs.empty()) {
+    std::filesystem::create_directories(opt.save_outputs);
+    for (const auto& [name, tensor] : outputs) {
+      std::string file = name;
+      std::replace_if(file.begin(), file.end(), [](char c) { return c == '/' || c == '\\' || c == ':'; }, '_');
+      write_npy(std::filesystem::path(opt.save_outputs) / (file + ".npy"), tensor);
+    }
+    std::printf("saved %zu outputs to %s\n", outputs.size(), opt.save_outputs.c_str());
+  }
+  if (opt.repeat > 0) {
+    std::vector<double> sorted = times;
+    std::sort(sorted.begin(), sorted.end());
+    const size_t n = sorted.size();
+    const double median = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+    std::printf("timing: load_ms=%.3f runs=%zu median_ms=%.3f min_ms=%.3f max_ms=%.3f\n", load_ms, n, median,
+                sorted.front(), sorted.back());
+  }
+  return 0;
+}
+
+}  // namespace
+
+Action add_run(CLI::App& app) {
+  auto opt = std::make_shared<RunOptions>();
+  app.add_option("model", opt->model, "ONNX model file")->required();
+  app.add_option("--input", opt->inputs.files, "NAME=FILE.npy or NAME=FILE.pb (repeatable)");
+  app.add_option("--inputs", opt->inputs.npz, ".npz file with one array per input name");
+  app.add_flag("--random-inputs", opt->inputs.random, "fill inputs not given otherwise with seeded random values");
+  app.add_option("--seed", opt->inputs.seed, "seed for --random-inputs")->default_val(0);
+  app.add_option("--shape", opt->inputs.shapes, "NAME=1x3x224x224: fixes symbolic dims for random inputs");
+  app.add_option("--save-outputs", opt->save_outputs, "write each graph output as DIR/NAME.npy");
+  app.add_option("--threads", opt->threads, "worker threads (default: all cores)");
+  app.add_option("--repeat", opt->repeat, "run N times and print load time and median/min/max run time");
+  return [opt] { return run(*opt); };
+}
+
+}  // namespace mpa::cli

@@ -1,0 +1,171 @@
+#include "io/npy.h"
+
+#include <zip.h>
+
+#include <cstring>
+#include <fstream>
+#include <regex>
+#include <unistd.h>
+
+#include "model/loader.h"
+
+namespace mpa {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct NpyType {
+  const char* descr;
+  DType dtype;
+};
+// '<' little-endian, '|' not applicable (1 byte).
+constexpr NpyType kNpyTypes[] = {
+    {"<f4", DType::Float32}, {"<f8", DType::Float64}, {"<f2", DType::Float16}, {"|i1", DType::Int8},
+    {"<i2", DType::Int16},   {"<i4", DType::Int32},   {"<i8", DType::Int64},   {"|u1", DType::UInt8},
+    {"<u2", DType::UInt16},  {"<u4", DType::UInt32},  {"<u8", DType::UInt64},  {"|b1", DType::Bool},
+};
+
+std::string descr_of(DType t) {
+  for (const auto& e : kNpyTypes)
+    if (e.dtype == t) return e.descr;
+  // bfloat16 has no numpy dtype: stored as its raw 16 bits.
+  if (t == DType::BFloat16) return "<u2";
+  fail("cannot write " + dtype_name(t) + " to .npy");
+}
+
+}  // namespace
+
+Tensor parse_npy(const std::string& bytes, const std::string& what) {
+  require(bytes.size() >= 10 && bytes.compare(0, 6, "\x93NUMPY") == 0, what + ": not a .npy file (bad magic)");
+  const int major = static_cast<unsigned char>(bytes[6]);
+  size_t header_len = 0, offset = 0;
+  if (major == 1) {
+    header_len = static_cast<unsigned char>(bytes[8]) | (static_cast<size_t>(static_cast<unsigned char>(bytes[9])) << 8);
+    offset = 10;
+  } else if (major == 2 || major == 3) {
+    require(bytes.size() >= 12, what + ": truncated .npy header");
+    header_len = 0;
+    for (int i = 0; i < 4; ++i) header_len |= static_cast<size_t>(static_cast<unsigned char>(bytes[8 + i])) << (8 * i);
+    offset = 12;
+  } else {
+    fail(what + ": unsupported .npy format version " + std::to_string(major));
+  }
+  require(header_len <= bytes.size() - offset, what + ": truncated .npy header");
+  const std::string header = bytes.substr(offset, header_len);
+  offset += header_len;
+
+  static const std::regex descr_re(R"('descr'\s*:\s*'([^']*)')");
+  static const std::regex order_re(R"('fortran_order'\s*:\s*(True|False))");
+  static const std::regex shape_re(R"('shape'\s*:\s*\(([^)]*)\))");
+  std::smatch m;
+  require(std::regex_search(header, m, descr_re), what + ": .npy header has no descr");
+  std::string descr = m[1];
+  if (descr == "<b1" || descr == "|b1") descr = "|b1";
+  if (descr == "<i1") descr = "|i1";
+  if (descr == "<u1") descr = "|u1";
+  DType dtype = DType::Undefined;
+  for (const auto& e : kNpyTypes)
+    if (descr == e.descr) dtype = e.dtype;
+  require(dtype != DType::Undefined, what + ": unsupported .npy dtype '" + descr + "' (big-endian or non-numeric?)");
+  require(std::regex_search(header, m, order_re), what + ": .npy header has no fortran_order");
+  require(m[1] == "False", what + ": Fortran-ordered .npy arrays are not supported; save with C order");
+  require(std::regex_search(header, m, shape_re), what + ": .npy header has no shape");
+  Shape shape;
+  const std::string dims = m[1];
+  static const std::regex dim_re(R"(\s*(-?\d+)\s*,?)");
+  for (auto it = std::sregex_iterator(dims.begin(), dims.end(), dim_re); it != std::sregex_iterator(); ++it) {
+    try {
+      shape.push_back(std::stoll((*it)[1]));
+    } catch (const std::exception&) {
+      fail(what + ": bad .npy shape '" + dims + "'");
+    }
+  }
+  const int64_t numel = shape_numel(shape);
+  const size_t elem = dtype_size(dtype);
+  require(static_cast<uint64_t>(numel) <= (bytes.size() - offset) / elem,
+          what + ": .npy data is shorter than shape " + shape_str(shape) + " of " + dtype_name(dtype) + " needs");
+  require(static_cast<size_t>(numel) * elem == bytes.size() - offset,
+          what + ": .npy data is longer than shape " + shape_str(shape) + " of " + dtype_name(dtype) + " needs");
+  Tensor t(dtype, shape);
+  if (t.nbytes()) std::memcpy(t.raw(), bytes.data() + offset, t.nbytes());
+  return t;
+}
+
+Tensor read_npy(const fs::path& path) { return parse_npy(read_file_bytes(path, uint64_t{16} << 30), path.string()); }
+
+std::string serialize_npy(const Tensor& tensor) {
+  std::string shape = "(";
+  for (size_t i = 0; i < tensor.shape().size(); ++i) shape += std::to_string(tensor.shape()[i]) + ", ";
+  if (tensor.shape().size() > 1) shape.resize(shape.size() - 2);
+  else if (tensor.shape().size() == 1) shape.resize(shape.size() - 1);
+  shape += ")";
+  std::string header = "{'descr': '" + descr_of(tensor.dtype()) + "', 'fortran_order': False, 'shape': " + shape + ", }";
+  const size_t unpadded = 10 + header.size() + 1;
+  header.append((64 - unpadded % 64) % 64, ' ');
+  header += '\n';
+  std::string out = "\x93NUMPY";
+  out += '\x01';
+  out += '\x00';
+  out += static_cast<char>(header.size() & 0xFF);
+  out += static_cast<char>((header.size() >> 8) & 0xFF);
+  out += header;
+  out.append(static_cast<const char*>(tensor.raw()), tensor.nbytes());
+  return out;
+}
+
+void write_file_atomic(const fs::path& path, const std::string& bytes) {
+  const fs::path tmp = path.string() + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    require(static_cast<bool>(out), path.string() + ": cannot open for writing");
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    out.flush();
+    if (!out) {
+      std::error_code ec;
+      fs::remove(tmp, ec);
+      fail(path.string() + ": write failed");
+    }
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    fail(path.string() + ": cannot replace file: " + ec.message());
+  }
+}
+
+void write_npy(const fs::path& path, const Tensor& tensor) { write_file_atomic(path, serialize_npy(tensor)); }
+
+std::map<std::string, Tensor> read_npz(const fs::path& path) {
+  const std::string what = path.string();
+  require(fs::is_regular_file(path), what + ": no such file");
+  int error = 0;
+  zip_t* archive = zip_open(path.c_str(), ZIP_RDONLY, &error);
+  require(archive != nullptr, what + ": not a valid .npz (zip) archive");
+  std::map<std::string, Tensor> out;
+  try {
+    const zip_int64_t entries = zip_get_num_entries(archive, 0);
+    for (zip_int64_t i = 0; i < entries; ++i) {
+      zip_stat_t st;
+      require(zip_stat_index(archive, static_cast<zip_uint64_t>(i), 0, &st) == 0, what + ": unreadable entry");
+      std::string name = st.name;
+      require(st.size < (uint64_t{16} << 30), what + ": entry '" + name + "' is too large");
+      zip_file_t* file = zip_fopen_index(archive, static_cast<zip_uint64_t>(i), 0);
+      require(file != nullptr, what + ": cannot open entry '" + name + "'");
+      std::string bytes(static_cast<size_t>(st.size), '\0');
+      const zip_int64_t got = zip_fread(file, bytes.data(), st.size);
+      zip_fclose(file);
+      require(got == static_cast<zip_int64_t>(st.size), what + ": truncated entry '" + name + "'");
+      if (name.size() > 4 && name.compare(name.size() - 4, 4, ".npy") == 0) name.resize(name.size() - 4);
+      out[name] = parse_npy(bytes, what + "[" + name + "]");
+    }
+  } catch (...) {
+    zip_discard(archive);
+    throw;
+  }
+  zip_discard(archive);
+  return out;
+}
+
+}  // namespace mpa

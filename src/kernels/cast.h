@@ -1,0 +1,42 @@
+// Element conversion between every stored type (Cast, CastLike, and the executor's precision casts),
+// written once for the CPU and CUDA backends. Unlike the other functors this one works on storage
+// types: 16-bit floats are widened exactly and rounded once (round to nearest even) when produced.
+//   float -> integer: truncation toward zero, as C. Out-of-range values and NaN, undefined in C, are
+//                     defined here as x86 and numpy do it: through int64 (INT64_MIN when outside its
+//                     range), then wrapped to the narrower type.
+//   any -> bool:      x != 0 (NaN is true, as numpy).
+#pragma once
+#include <cstdint>
+#include <type_traits>
+
+#include "kernels/hd.h"
+#include "tensor/dtype.h"
+
+namespace mpa {
+
+template <class To, class C> MPA_HD To float_to_integer(C x) {
+  constexpr C two63 = C(9223372036854775808.0);
+  if constexpr (std::is_same_v<To, uint64_t>)
+    if (x >= C(0) && x < C(2) * two63) return static_cast<uint64_t>(x);
+  const long long i = (x >= -two63 && x < two63) ? static_cast<long long>(x) : (-9223372036854775807LL - 1);
+  return static_cast<To>(i);
+}
+
+template <class To, class From> MPA_HD To cast_value(From v) {
+  using C = compute_t<From>;
+  if constexpr (std::is_same_v<To, From>) {
+    return v;
+  } else {
+    const C x = load(v);
+    if constexpr (std::is_same_v<To, bool>) return x != C(0);
+    else if constexpr (std::is_integral_v<To> && std::is_floating_point_v<C>) return float_to_integer<To>(x);
+    else if constexpr (std::is_same_v<To, Float16> || std::is_same_v<To, BFloat16>) return store<To>(static_cast<float>(x));
+    else return static_cast<To>(x);
+  }
+}
+
+template <class To> struct CastToF {
+  template <class From> MPA_HD To operator()(From v) const { return cast_value<To>(v); }
+};
+
+}  // namespace mpa

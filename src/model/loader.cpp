@@ -1,0 +1,381 @@
+#include "model/loader.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <queue>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "tensor/dispatch.h"
+
+namespace mpa {
+
+namespace fs = std::filesystem;
+
+// [SECTION] Files
+
+std::string read_file_bytes(const fs::path& path, uint64_t max_bytes) {
+  std::error_code ec;
+  const fs::file_status status = fs::status(path, ec);
+  if (ec || !fs::exists(status)) fail(path.string() + ": no such file");
+  if (fs::is_directory(status)) fail(path.string() + ": is a directory, not a file");
+  const uintmax_t size = fs::file_size(path, ec);
+  if (ec) fail(path.string() + ": cannot read size: " + ec.message());
+  if (size > max_bytes) fail(path.string() + ": file of " + std::to_string(size) + " bytes exceeds the limit");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail(path.string() + ": cannot open for reading");
+  std::string bytes(static_cast<size_t>(size), '\0');
+  in.read(bytes.data(), static_cast<std::streamsize>(size));
+  if (static_cast<uintmax_t>(in.gcount()) != size) fail(path.string() + ": short read");
+  return bytes;
+}
+
+// [SECTION] Tensors
+
+namespace {
+
+template <class Field, class Store>
+void copy_typed_field(const Field& field, int64_t numel, const std::string& what, Store store) {
+  require(static_cast<int64_t>(field.size()) == numel,
+          what + ": holds " + std::to_string(field.size()) + " values but its shape needs " + std::to_string(numel));
+  for (int64_t i = 0; i < numel; ++i) store(i, field.Get(static_cast<int>(i)));
+}
+
+struct ExternalRange {
+  fs::path file;
+  uint64_t offset = 0;
+};
+
+// Validates a tensor's external data reference before anything is allocated: the file must lie inside
+// base_dir and hold `expected` bytes at the offset.
+ExternalRange resolve_external(const onnx::TensorProto& proto, const fs::path& base_dir, const std::string& what,
+                               uint64_t expected) {
+  std::string location;
+  uint64_t offset = 0;
+  int64_t length = -1;
+  for (const auto& entry : proto.external_data()) {
+    try {
+      if (entry.key() == "location") location = entry.value();
+      else if (entry.key() == "offset") offset = std::stoull(entry.value());
+      else if (entry.key() == "length") length = std::stoll(entry.value());
+    } catch (const std::exception&) {
+      fail(what + ": external data field '" + entry.key() + "' is not a number: '" + entry.value() + "'");
+    }
+  }
+  require(!location.empty(), what + ": external data has no location");
+  const fs::path rel(location);
+  require(rel.is_relative(), what + ": external data location '" + location + "' must be relative to the model folder");
+  std::error_code ec;
+  const fs::path base = fs::weakly_canonical(base_dir.empty() ? fs::path(".") : base_dir, ec);
+  const fs::path file = fs::weakly_canonical(base / rel, ec);
+  const auto [base_end, file_it] = std::mismatch(base.begin(), base.end(), file.begin(), file.end());
+  require(!ec && base_end == base.end() && file_it != file.end(),
+          what + ": external data location '" + location + "' escapes the model folder");
+  require(fs::is_regular_file(file, ec), what + ": external data file '" + location + "' not found");
+  const uintmax_t file_size = fs::file_size(file, ec);
+  require(!ec, what + ": cannot read the size of '" + location + "'");
+  require(length < 0 || static_cast<uint64_t>(length) == expected,
+          what + ": external data length " + std::to_string(length) + " does not match the " +
+              std::to_string(expected) + " bytes its shape needs");
+  require(offset <= file_size && expected <= file_size - offset,
+          what + ": external data range of " + std::to_string(expected) + " bytes at offset " + std::to_string(offset) +
+              " runs past the end of '" + location + "' (" + std::to_string(file_size) + " bytes)");
+  return {file, offset};
+}
+
+void read_external(const ExternalRange& range, const std::string& what, void* dst, size_t bytes) {
+  std::ifstream in(range.file, std::ios::binary);
+  in.seekg(static_cast<std::streamoff>(range.offset));
+  in.read(static_cast<char*>(dst), static_cast<std::streamsize>(bytes));
+  require(static_cast<size_t>(in.gcount()) == bytes, what + ": short read from '" + range.file.string() + "'");
+}
+
+}  // namespace
+
+Tensor tensor_from_proto(const onnx::TensorProto& proto, const fs::path& base_dir, const std::string& what) {
+  const int32_t type = proto.data_type();
+  if (!dtype_is_supported(type)) {
+    if (type == 0) fail(what + ": tensor has no element type");
+    throw UnsupportedType(what + ": element type " + onnx_type_name(type) + " is not supported");
+  }
+  require(!proto.has_segment(), what + ": segmented tensors are not supported");
+  Shape shape(proto.dims().begin(), proto.dims().end());
+  const int64_t numel = shape_numel(shape);  // fails on negative dims and overflow before any allocation
+  const DType dtype = static_cast<DType>(type);
+  const size_t elem = dtype_size(dtype);
+  require(numel <= static_cast<int64_t>((uint64_t{1} << 62) / elem), what + ": shape " + shape_str(shape) + " is too large");
+  const size_t bytes = static_cast<size_t>(numel) * elem;
+
+  if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
+    const ExternalRange range = resolve_external(proto, base_dir, what, bytes);
+    Tensor out(dtype, shape);
+    read_external(range, what, out.raw(), bytes);
+    return out;
+  }
+  if (proto.has_raw_data()) {
+    require(proto.raw_data().size() == bytes, what + ": raw_data has " + std::to_string(proto.raw_data().size()) +
+                                                  " bytes but shape " + shape_str(shape) + " of " + dtype_name(dtype) +
+                                                  " needs " + std::to_string(bytes));
+    Tensor out(dtype, shape);
+    if (bytes) std::memcpy(out.raw(), proto.raw_data().data(), bytes);
+    return out;
+  }
+  // Typed fields: the element count must match before we allocate.
+  int64_t available = 0;
+  switch (dtype) {
+    case DType::Float32: available = proto.float_data_size(); break;
+    case DType::Float64: available = proto.double_data_size(); break;
+    case DType::Int64: available = proto.int64_data_size(); break;
+    case DType::UInt32: case DType::UInt64: available = proto.uint64_data_size(); break;
+    default: available = proto.int32_data_size(); break;
+  }
+  require(available == numel, what + ": holds " + std::to_string(available) + " values but shape " + shape_str(shape) +
+                                  " needs " + std::to_string(numel));
+  Tensor out(dtype, shape);
+  visit_dtype(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* dst = static_cast<T*>(out.raw());
+    auto put = [&](int64_t i, auto v) {
+      if constexpr (std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>) dst[i] = T{static_cast<uint16_t>(v)};
+      else dst[i] = static_cast<T>(v);
+    };
+    if constexpr (std::is_same_v<T, float>) copy_typed_field(proto.float_data(), numel, what, put);
+    else if constexpr (std::is_same_v<T, double>) copy_typed_field(proto.double_data(), numel, what, put);
+    else if constexpr (std::is_same_v<T, int64_t>) copy_typed_field(proto.int64_data(), numel, what, put);
+    else if constexpr (std::is_same_v<T, uint32_t> || std::is_same_v<T, uint64_t>)
+      copy_typed_field(proto.uint64_data(), numel, what, put);
+    else copy_typed_field(proto.int32_data(), numel, what, put);
+  });
+  return out;
+}
+
+Tensor load_tensor_pb(const fs::path& path, std::string* name) {
+  const std::string bytes = read_file_bytes(path, uint64_t{4} << 30);
+  onnx::TensorProto proto;
+  require(proto.ParseFromString(bytes), path.string() + ": not a serialized ONNX TensorProto");
+  if (name) *name = proto.name();
+  return tensor_from_proto(proto, path.parent_path(), path.string());
+}
+
+// [SECTION] Graphs
+
+namespace {
+
+struct GraphLoader {
+  fs::path base_dir;
+  std::string file;
+  LoadLimits limits;
+
+  ValueInfo value_info(const onnx::ValueInfoProto& v) const {
+    ValueInfo info;
+    info.name = v.name();
+    const auto& type = v.type();
+    if (type.has_tensor_type()) {
+      info.elem_type = type.tensor_type().elem_type();
+      if (type.tensor_type().has_shape()) {
+        info.has_shape = true;
+        for (const auto& d : type.tensor_type().shape().dim()) {
+          info.dims.push_back(d.has_dim_value() ? d.dim_value() : -1);
+          info.dim_params.push_back(d.has_dim_param() ? d.dim_param() : "");
+          require(!d.has_dim_value() || d.dim_value() >= 0,
+                  file + ": value '" + v.name() + "' declares negative dimension " + std::to_string(d.dim_value()));
+        }
+      }
+    } else if (v.has_type()) {
+      info.is_tensor = false;
+    }
+    return info;
+  }
+
+  Attribute attribute(const onnx::AttributeProto& a, const std::string& where, int depth,
+                      const std::map<std::string, int64_t>& opsets) {
+    Attribute out;
+    using A = onnx::AttributeProto;
+    A::AttributeType type = a.type();
+    if (type == A::UNDEFINED) {  // IR < 2 models leave the type out: infer it from the field present
+      if (a.has_f()) type = A::FLOAT;
+      else if (a.has_i()) type = A::INT;
+      else if (a.has_s()) type = A::STRING;
+      else if (a.has_t()) type = A::TENSOR;
+      else if (a.has_g()) type = A::GRAPH;
+      else if (a.floats_size()) type = A::FLOATS;
+      else if (a.ints_size()) type = A::INTS;
+      else if (a.strings_size()) type = A::STRINGS;
+    }
+    const std::string what = where + " attribute '" + a.name() + "'";
+    switch (type) {
+      case A::FLOAT: out.kind = Attribute::Kind::Float; out.f = a.f(); break;
+      case A::INT: out.kind = Attribute::Kind::Int; out.i = a.i(); break;
+      case A::STRING: out.kind = Attribute::Kind::String; out.s = a.s(); break;
+      case A::TENSOR: out.kind = Attribute::Kind::Tensor; out.t = tensor_from_proto(a.t(), base_dir, file + ": " + what); break;
+      case A::GRAPH: out.kind = Attribute::Kind::Graph; out.g = graph(a.g(), depth + 1, opsets); break;
+      case A::FLOATS: out.kind = Attribute::Kind::Floats; out.floats.assign(a.floats().begin(), a.floats().end()); break;
+      case A::INTS: out.kind = Attribute::Kind::Ints; out.ints.assign(a.ints().begin(), a.ints().end()); break;
+      case A::STRINGS: out.kind = Attribute::Kind::Strings; out.strings.assign(a.strings().begin(), a.strings().end()); break;
+      case A::TENSORS:
+        out.kind = Attribute::Kind::Tensors;
+        for (const auto& t : a.tensors()) out.tensors.push_back(tensor_from_proto(t, base_dir, file + ": " + what));
+        break;
+      case A::GRAPHS:
+        out.kind = Attribute::Kind::Graphs;
+        for (const auto& g : a.graphs()) out.graphs.push_back(graph(g, depth + 1, opsets));
+        break;
+      default: out.kind = Attribute::Kind::Other; break;  // sparse tensors, type protos: kept opaque
+    }
+    return out;
+  }
+
+  // Values a graph reads but does not define: for subgraphs these come from the enclosing scope.
+  static std::set<std::string> free_values(const Graph& g) {
+    std::unordered_set<std::string> defined;
+    for (const auto& [name, t] : g.initializers) defined.insert(name);
+    for (const auto& in : g.inputs) defined.insert(in.name);
+    for (const auto& n : g.nodes)
+      for (const auto& o : n.outputs) defined.insert(o);
+    std::set<std::string> free;
+    for (const auto& n : g.nodes) {
+      for (const auto& i : n.inputs)
+        if (!i.empty() && !defined.count(i)) free.insert(i);
+      for (const auto& i : n.implicit_inputs)
+        if (!defined.count(i)) free.insert(i);
+    }
+    for (const auto& o : g.outputs)
+      if (!defined.count(o.name)) free.insert(o.name);
+    return free;
+  }
+
+  std::shared_ptr<Graph> graph(const onnx::GraphProto& proto, int depth, const std::map<std::string, int64_t>& opsets) {
+    require(depth <= limits.max_subgraph_depth, file + ": subgraphs nested deeper than " +
+                                                    std::to_string(limits.max_subgraph_depth) + " levels");
+    auto g = std::make_shared<Graph>();
+    g->name = proto.name();
+    g->opsets = opsets;
+    require(proto.sparse_initializer_size() == 0, file + ": sparse initializers are not supported");
+    for (const auto& init : proto.initializer()) {
+      require(!init.name().empty(), file + ": an initializer has no name");
+      require(!g->initializers.count(init.name()), file + ": initializer '" + init.name() + "' is defined twice");
+      g->initializers.emplace(init.name(), tensor_from_proto(init, base_dir, file + ": initializer '" + init.name() + "'"));
+    }
+    for (const auto& in : proto.input())
+      if (!g->initializers.count(in.name())) g->inputs.push_back(value_info(in));
+    for (const auto& out : proto.output()) g->outputs.push_back(value_info(out));
+
+    std::vector<Node> nodes;
+    nodes.reserve(static_cast<size_t>(proto.node_size()));
+    for (const auto& n : proto.node()) {
+      Node node;
+      node.op_type = n.op_type();
+      node.domain = n.domain() == "ai.onnx" ? "" : n.domain();
+      node.name = n.name().empty() ? node.op_type + "_" + std::to_string(nodes.size()) : n.name();
+      require(!node.op_type.empty(), file + ": " + node.label() + " has no op_type");
+      node.inputs.assign(n.input().begin(), n.input().end());
+      node.outputs.assign(n.output().begin(), n.output().end());
+      for (const auto& a : n.attribute()) node.attributes[a.name()] = attribute(a, file + ": " + node.label(), depth, opsets);
+      for (const auto& [key, a] : node.attributes) {
+        std::vector<std::shared_ptr<const Graph>> subgraphs = a.graphs;
+        if (a.g) subgraphs.push_back(a.g);
+        for (const auto& sub : subgraphs)
+          for (const auto& v : free_values(*sub))
+            if (std::find(node.implicit_inputs.begin(), node.implicit_inputs.end(), v) == node.implicit_inputs.end())
+              node.implicit_inputs.push_back(v);
+      }
+      nodes.push_back(std::move(node));
+    }
+    g->nodes = topological_order(std::move(nodes), *g, depth > 0);
+    return g;
+  }
+
+  // Kahn's algorithm, preferring file order among ready nodes. Fails on dangling references (top-level
+  // graphs only: subgraphs may read the enclosing scope), duplicate producers and cycles.
+  std::vector<Node> topological_order(std::vector<Node> nodes, const Graph& g, bool is_subgraph) {
+    std::unordered_map<std::string, size_t> producer;
+    for (size_t i = 0; i < nodes.size(); ++i)
+      for (const auto& o : nodes[i].outputs) {
+        if (o.empty()) continue;
+        require(!g.initializers.count(o), file + ": " + nodes[i].label() + " writes '" + o + "', which is an initializer");
+        const auto [it, inserted] = producer.emplace(o, i);
+        if (!inserted)
+          fail(file + ": value '" + o + "' is produced by both " + nodes[it->second].label() + " and " + nodes[i].label());
+      }
+    std::unordered_set<std::string> graph_inputs;
+    for (const auto& in : g.inputs) graph_inputs.insert(in.name);
+    std::vector<size_t> pending(nodes.size(), 0);
+    std::vector<std::vector<size_t>> consumers(nodes.size());
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      std::set<size_t> deps;
+      auto depend = [&](const std::string& v) {
+        if (v.empty()) return;
+        auto it = producer.find(v);
+        if (it != producer.end()) {
+          deps.insert(it->second);
+          return;
+        }
+        require(is_subgraph || g.initializers.count(v) || graph_inputs.count(v),
+                file + ": " + nodes[i].label() + " reads '" + v + "', which no node, graph input or initializer provides");
+      };
+      for (const auto& v : nodes[i].inputs) depend(v);
+      for (const auto& v : nodes[i].implicit_inputs) depend(v);
+      for (size_t d : deps) consumers[d].push_back(i);
+      pending[i] = deps.size();
+    }
+    for (const auto& out : g.outputs)
+      require(is_subgraph || producer.count(out.name) || g.initializers.count(out.name) || graph_inputs.count(out.name),
+              file + ": graph output '" + out.name + "' is not produced by any node");
+    std::priority_queue<size_t, std::vector<size_t>, std::greater<>> ready;
+    for (size_t i = 0; i < nodes.size(); ++i)
+      if (pending[i] == 0) ready.push(i);
+    std::vector<Node> ordered;
+    ordered.reserve(nodes.size());
+    std::vector<bool> done(nodes.size(), false);
+    while (!ready.empty()) {
+      const size_t i = ready.top();
+      ready.pop();
+      done[i] = true;
+      for (size_t c : consumers[i])
+        if (--pending[c] == 0) ready.push(c);
+      ordered.push_back(std::move(nodes[i]));
+    }
+    if (ordered.size() != nodes.size()) {
+      for (size_t i = 0; i < nodes.size(); ++i)
+        if (!done[i]) fail(file + ": the graph has a cycle through " + nodes[i].label());
+    }
+    return ordered;
+  }
+};
+
+}  // namespace
+
+Model load_model_from_bytes(const std::string& bytes, const fs::path& base_dir, const std::string& display_name,
+                            const LoadLimits& limits) {
+  require(!bytes.empty(), display_name + ": empty file, not an ONNX model");
+  onnx::ModelProto proto;
+  require(proto.ParseFromString(bytes), display_name + ": not an ONNX model (protobuf parsing failed)");
+  require(proto.has_graph(), display_name + ": not an ONNX model (no graph)");
+  require(proto.ir_version() > 0, display_name + ": not an ONNX model (no IR version)");
+  Model model;
+  model.path = display_name;
+  model.ir_version = proto.ir_version();
+  model.producer = proto.producer_name();
+  std::map<std::string, int64_t> opsets;
+  for (const auto& op : proto.opset_import()) {
+    const std::string domain = op.domain() == "ai.onnx" ? "" : op.domain();
+    require(op.version() > 0, display_name + ": opset import for domain '" + domain + "' has version " +
+                                  std::to_string(op.version()));
+    opsets[domain] = op.version();
+  }
+  if (!opsets.count("") && proto.ir_version() < 3) opsets[""] = 1;  // IR v1/v2 models predate opset_import
+  GraphLoader loader{base_dir, display_name, limits};
+  model.graph = loader.graph(proto.graph(), 0, opsets);
+  return model;
+}
+
+Model load_model(const fs::path& path, const LoadLimits& limits) {
+  const std::string bytes = read_file_bytes(path, limits.max_file_bytes);
+  return load_model_from_bytes(bytes, path.parent_path(), path.string(), limits);
+}
+
+}  // namespace mpa

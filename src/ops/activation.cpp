@@ -1,0 +1,68 @@
+// Activation ops. Each op is a functor from src/kernels/unary.h (PRelu: binary.h) run by UnaryOp or
+// BinaryOp (src/ops/elementwise.h); attributes are read once here, defaults are the ONNX ones.
+#include "kernels/binary.h"
+#include "kernels/unary.h"
+#include "ops/elementwise.h"
+
+namespace mpa {
+
+template <> LeakyReluF make_functor<LeakyReluF>(const OpInit& init) { return {init.get_float("alpha", 0.01f)}; }
+template <> EluF make_functor<EluF>(const OpInit& init) { return {init.get_float("alpha", 1.0f)}; }
+template <> SeluF make_functor<SeluF>(const OpInit& init) {
+  const SeluF defaults;
+  return {init.get_float("alpha", defaults.alpha), init.get_float("gamma", defaults.gamma)};
+}
+template <> CeluF make_functor<CeluF>(const OpInit& init) {
+  const float alpha = init.get_float("alpha", 1.0f);
+  require(alpha != 0.0f, init.node().label() + ": alpha must not be 0");
+  return {alpha};
+}
+template <> ThresholdedReluF make_functor<ThresholdedReluF>(const OpInit& init) { return {init.get_float("alpha", 1.0f)}; }
+template <> HardSigmoidF make_functor<HardSigmoidF>(const OpInit& init) {
+  return {init.get_float("alpha", 0.2f), init.get_float("beta", 0.5f)};
+}
+template <> ShrinkF make_functor<ShrinkF>(const OpInit& init) {
+  return {init.get_float("lambd", 0.5f), init.get_float("bias", 0.0f)};
+}
+template <> GeluF make_functor<GeluF>(const OpInit& init) {
+  const std::string approximate = init.get_string("approximate", "none");
+  require(approximate == "none" || approximate == "tanh",
+          init.node().label() + ": approximate must be 'none' or 'tanh', got '" + approximate + "'");
+  return {approximate == "tanh"};
+}
+
+using ReluOp = UnaryOp<ReluF, TypeSet::Signed>;
+using LeakyReluOp = UnaryOp<LeakyReluF, TypeSet::Float>;
+using EluOp = UnaryOp<EluF, TypeSet::Float>;
+using SeluOp = UnaryOp<SeluF, TypeSet::Float>;
+using CeluOp = UnaryOp<CeluF, TypeSet::Float>;
+using SigmoidOp = UnaryOp<SigmoidF, TypeSet::Float>;
+using HardSigmoidOp = UnaryOp<HardSigmoidF, TypeSet::Float>;
+using HardSwishOp = UnaryOp<HardSwishF, TypeSet::Float>;
+using TanhOp = UnaryOp<TanhF, TypeSet::Float>;
+using SoftplusOp = UnaryOp<SoftplusF, TypeSet::Float>;
+using SoftsignOp = UnaryOp<SoftsignF, TypeSet::Float>;
+using GeluOp = UnaryOp<GeluF, TypeSet::Float>;
+using MishOp = UnaryOp<MishF, TypeSet::Float>;
+using ThresholdedReluOp = UnaryOp<ThresholdedReluF, TypeSet::Float>;
+using ShrinkOp = UnaryOp<ShrinkF, TypeSet::Numeric>;
+using PReluOp = BinaryOp<PReluF, BinaryTraits{.types = TypeSet::Numeric}>;
+
+MPA_REGISTER_OP("", "Relu", ReluOp, 1, 6, 13, 14);
+MPA_REGISTER_OP("", "LeakyRelu", LeakyReluOp, 1, 6, 16);
+MPA_REGISTER_OP("", "Elu", EluOp, 1, 6, 22);
+MPA_REGISTER_OP("", "Selu", SeluOp, 1, 6, 22);
+MPA_REGISTER_OP("", "Celu", CeluOp, 12);
+MPA_REGISTER_OP("", "Sigmoid", SigmoidOp, 1, 6, 13);
+MPA_REGISTER_OP("", "HardSigmoid", HardSigmoidOp, 1, 6, 22);
+MPA_REGISTER_OP("", "HardSwish", HardSwishOp, 14, 22);
+MPA_REGISTER_OP("", "Tanh", TanhOp, 1, 6, 13);
+MPA_REGISTER_OP("", "Softplus", SoftplusOp, 1, 22);
+MPA_REGISTER_OP("", "Softsign", SoftsignOp, 1, 22);
+MPA_REGISTER_OP("", "Gelu", GeluOp, 20);
+MPA_REGISTER_OP("", "Mish", MishOp, 18, 22);
+MPA_REGISTER_OP("", "ThresholdedRelu", ThresholdedReluOp, 10, 22);
+MPA_REGISTER_OP("", "Shrink", ShrinkOp, 9);
+MPA_REGISTER_OP("", "PRelu", PReluOp, 1, 6, 7, 9, 16);
+
+}  // namespace mpa

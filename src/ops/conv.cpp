@@ -1,0 +1,176 @@
+// Conv (1-D/2-D/3-D..., groups, dilations, strides, pads, auto_pad).
+// Paths: 1x1 stride-1 unpadded = one GEMM per image and group straight on the input; depthwise (one input
+// channel per group) = direct loop parallel over image x channel; otherwise im2col (parallel) + GEMM per
+// group. Bias is written into the output first and the GEMM accumulates onto it (beta = 1).
+#include "backends/cpu/gemm.h"
+#include "ops/compute_buffer.h"
+#include "ops/conv_geometry.h"
+
+namespace mpa {
+
+namespace {
+
+// col[r, p] for r = (c, kernel index), p = output position: the input element the window reads, or 0 in
+// the padding. x is one image's group slice [Cg, in...].
+template <class Acc>
+void im2col(const Acc* x, const WindowGeometry& g, int64_t channels, Acc* col) {
+  const size_t nd = g.rank();
+  const int64_t ksize = g.kernel_size(), in_size = g.in_size(), out_size = g.out_size();
+  cpu::parallel_for(channels * ksize, std::max<int64_t>(1, 4096 / std::max<int64_t>(out_size, 1)),
+                    [&](int64_t begin, int64_t end) {
+    int64_t offset[8];
+    for (int64_t r = begin; r < end; ++r) {
+      const Acc* xc = x + (r / ksize) * in_size;
+      for (int64_t k = r % ksize, d = static_cast<int64_t>(nd) - 1; d >= 0; --d) {
+        offset[d] = (k % g.kernel[d]) * g.dilation[d] - g.pad_begin[d];
+        k /= g.kernel[d];
+      }
+      Acc* dst = col + r * out_size;
+      const int64_t s = g.stride[nd - 1];
+      for_each_window_row(nd, g.out.data(), g.in.data(), g.stride.data(), offset,
+                          [&](int64_t from_row, int64_t to_row, int64_t lo, int64_t hi, int64_t off) {
+        Acc* out = dst + from_row;
+        const int64_t n = g.out[nd - 1];
+        if (to_row < 0) {
+          std::fill(out, out + n, Acc(0));
+          return;
+        }
+        std::fill(out, out + lo, Acc(0));
+        const Acc* src = xc + to_row + off;
+        if (s == 1) {
+          std::copy(src + lo, src + hi, out + lo);
+        } else {
+          for (int64_t p = lo; p < hi; ++p) out[p] = src[p * s];
+        }
+        std::fill(out + hi, out + n, Acc(0));
+      });
+    }
+  });
+}
+
+// Depthwise: each output channel reads exactly one input channel.
+template <class Acc>
+void depthwise(const Acc* x, const Acc* w, const Acc* bias, Acc* y, int64_t batch, int64_t in_channels,
+               int64_t out_channels, const WindowGeometry& g) {
+  const size_t nd = g.rank();
+  const int64_t ksize = g.kernel_size(), in_size = g.in_size(), out_size = g.out_size();
+  const int64_t multiplier = out_channels / in_channels;
+  cpu::parallel_for(batch * out_channels, 1, [&](int64_t begin, int64_t end) {
+    int64_t offset[8];
+    for (int64_t plane = begin; plane < end; ++plane) {
+      const int64_t n = plane / out_channels, m = plane % out_channels;
+      const Acc* xc = x + (n * in_channels + m / multiplier) * in_size;
+      const Acc* wm = w + m * ksize;
+      Acc* out = y + plane * out_size;
+      std::fill(out, out + out_size, bias ? bias[m] : Acc(0));
+      const int64_t s = g.stride[nd - 1], row_len = g.out[nd - 1];
+      for (int64_t k = 0; k < ksize; ++k) {
+        for (int64_t kk = k, d = static_cast<int64_t>(nd) - 1; d >= 0; --d) {
+          offset[d] = (kk % g.kernel[d]) * g.dilation[d] - g.pad_begin[d];
+          kk /= g.kernel[d];
+        }
+        const Acc wk = wm[k];
+        for_each_window_row(nd, g.out.data(), g.in.data(), g.stride.data(), offset,
+                            [&](int64_t from_row, int64_t to_row, int64_t lo, int64_t hi, int64_t off) {
+          if (to_row < 0) return;
+          Acc* o = out + from_row;
+          const Acc* src = xc + to_row + off;
+          if (s == 1) {
+            for (int64_t p = lo; p < hi; ++p) o[p] += wk * src[p];
+          } else {
+            for (int64_t p = lo; p < hi; ++p) o[p] += wk * src[p * s];
+          }
+          (void)row_len;
+        });
+      }
+    }
+  });
+}
+
+// Fills rows x row_len of y with bias[row] (the GEMM then accumulates onto it).
+template <class Acc> void fill_bias_rows(Acc* y, const Acc* bias, int64_t rows, int64_t row_len) {
+  cpu::parallel_for(rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(row_len, 1)), [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r) std::fill(y + r * row_len, y + (r + 1) * row_len, bias[r]);
+  });
+}
+
+class ConvOp : public OpKernel {
+ public:
+  explicit ConvOp(const OpInit& init) : attrs_(WindowAttrs::read(init)), group_(init.get_int("group", 1)) {}
+
+  void compute(KernelContext& ctx) const override {
+    const std::string label = ctx.node().label();
+    const Tensor& x = ctx.input(0);
+    const Tensor& w = ctx.input(1);
+    const Tensor* b = ctx.optional_input(2);
+    require(x.rank() >= 3, label + ": input X has shape " + shape_str(x.shape()) + ", needs N x C x spatial");
+    require(w.rank() == x.rank(), label + ": weight W has shape " + shape_str(w.shape()) + ", input X " +
+                                      shape_str(x.shape()));
+    require(w.dtype() == x.dtype(), label + ": W is " + dtype_name(w.dtype()) + ", X is " + dtype_name(x.dtype()));
+    require(group_ > 0, label + ": group " + std::to_string(group_) + " must be positive");
+    const int64_t batch = x.dim(0), channels = x.dim(1), out_channels = w.dim(0), cg = w.dim(1);
+    require(channels == cg * group_, label + ": input has " + std::to_string(channels) + " channels, W expects " +
+                                         std::to_string(cg) + " x group " + std::to_string(group_));
+    require(out_channels % group_ == 0, label + ": " + std::to_string(out_channels) +
+                                            " output channels not divisible by group " + std::to_string(group_));
+    if (b) {
+      require(b->rank() == 1 && b->dim(0) == out_channels,
+              label + ": bias B has shape " + shape_str(b->shape()) + ", expected " + std::to_string(out_channels));
+      require(b->dtype() == x.dtype(), label + ": B is " + dtype_name(b->dtype()) + ", X is " + dtype_name(x.dtype()));
+    }
+    const Shape in_spatial(x.shape().begin() + 2, x.shape().end());
+    const Shape kernel(w.shape().begin() + 2, w.shape().end());
+    const WindowGeometry g = window_geometry(label, attrs_, in_spatial, kernel);
+    Shape out_shape{batch, out_channels};
+    out_shape.insert(out_shape.end(), g.out.begin(), g.out.end());
+    Tensor& y = ctx.allocate_output(0, x.dtype(), out_shape);
+    visit_float(x.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      run<T>(x, w, b, y, g);
+    });
+  }
+
+ private:
+  template <class T>
+  void run(const Tensor& xt, const Tensor& wt, const Tensor* bt, Tensor& yt, const WindowGeometry& g) const {
+    using Acc = acc_t<T>;
+    std::vector<Acc> xh, wh, bh;
+    const Acc* x = as_acc<T>(xt, xh);
+    const Acc* w = as_acc<T>(wt, wh);
+    const Acc* bias = bt ? as_acc<T>(*bt, bh) : nullptr;
+    AccOutput<T> out(yt);
+    Acc* y = out.data();
+    const int64_t batch = xt.dim(0), channels = xt.dim(1), out_channels = wt.dim(0), cg = wt.dim(1);
+    const int64_t mg = out_channels / group_, ksize = g.kernel_size(), in_size = g.in_size(),
+                  out_size = g.out_size(), kdim = cg * ksize;
+    if (yt.numel() == 0) return out.finish();
+    if (cg == 1 && group_ == channels) {
+      depthwise(x, w, bias, y, batch, channels, out_channels, g);
+      return out.finish();
+    }
+    bool pointwise = true;
+    for (size_t d = 0; d < g.rank(); ++d)
+      pointwise = pointwise && g.kernel[d] == 1 && g.stride[d] == 1 && g.pad_begin[d] == 0 && g.pad_end[d] == 0;
+    Acc* col = pointwise ? nullptr : scratch<Acc>(0, static_cast<size_t>(kdim * out_size));
+    for (int64_t n = 0; n < batch; ++n) {
+      Acc* yn = y + n * out_channels * out_size;
+      if (bias) fill_bias_rows(yn, bias, out_channels, out_size);
+      for (int64_t gi = 0; gi < group_; ++gi) {
+        const Acc* xg = x + (n * channels + gi * cg) * in_size;
+        if (!pointwise) im2col(xg, g, cg, col);
+        cpu::gemm(false, false, mg, out_size, kdim, Acc(1), w + gi * mg * kdim, kdim, pointwise ? xg : col, out_size,
+                  bias ? Acc(1) : Acc(0), yn + gi * mg * out_size, out_size);
+      }
+    }
+    out.finish();
+  }
+
+  WindowAttrs attrs_;
+  int64_t group_;
+};
+
+}  // namespace
+
+MPA_REGISTER_OP("", "Conv", ConvOp, 1, 11, 22);
+
+}  // namespace mpa

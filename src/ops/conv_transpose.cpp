@@ -1,0 +1,112 @@
+// ConvTranspose: per image and group, col = W_g^T * X_g by GEMM ([Cout_g * kernel, in] values), then
+// col2im scatters every column into the output, parallel over output channels (no write races).
+// Output size, output_padding, output_shape and auto_pad come from conv_geometry.
+#include "backends/cpu/gemm.h"
+#include "ops/compute_buffer.h"
+#include "ops/conv_geometry.h"
+#include "ops/op.h"
+
+namespace mpa {
+
+namespace {
+
+template <class Acc>
+void col2im(const Acc* col, const WindowGeometry& g, int64_t channels, Acc* y) {
+  const size_t nd = g.rank();
+  const int64_t ksize = g.kernel_size(), in_size = g.in_size(), out_size = g.out_size();
+  const int64_t s = g.stride[nd - 1];
+  cpu::parallel_for(channels, 1, [&](int64_t begin, int64_t end) {
+    int64_t offset[8];
+    for (int64_t m = begin; m < end; ++m) {
+      Acc* ym = y + m * out_size;
+      for (int64_t k = 0; k < ksize; ++k) {
+        for (int64_t kk = k, d = static_cast<int64_t>(nd) - 1; d >= 0; --d) {
+          offset[d] = (kk % g.kernel[d]) * g.dilation[d] - g.pad_begin[d];
+          kk /= g.kernel[d];
+        }
+        const Acc* row = col + (m * ksize + k) * in_size;
+        for_each_window_row(nd, g.in.data(), g.out.data(), g.stride.data(), offset,
+                            [&](int64_t from_row, int64_t to_row, int64_t lo, int64_t hi, int64_t off) {
+          if (to_row < 0) return;
+          const Acc* src = row + from_row;
+          Acc* dst = ym + to_row + off;
+          for (int64_t p = lo; p < hi; ++p) dst[p * s] += src[p];
+        });
+      }
+    }
+  });
+}
+
+class ConvTransposeOp : public OpKernel {
+ public:
+  explicit ConvTransposeOp(const OpInit& init) : attrs_(WindowAttrs::read(init)), group_(init.get_int("group", 1)) {}
+
+  void compute(KernelContext& ctx) const override {
+    const std::string label = ctx.node().label();
+    const Tensor& x = ctx.input(0);
+    const Tensor& w = ctx.input(1);
+    const Tensor* b = ctx.optional_input(2);
+    require(x.rank() >= 3, label + ": input X has shape " + shape_str(x.shape()) + ", needs N x C x spatial");
+    require(w.rank() == x.rank(), label + ": weight W has shape " + shape_str(w.shape()) + ", input X " +
+                                      shape_str(x.shape()));
+    require(w.dtype() == x.dtype() && (!b || b->dtype() == x.dtype()), label + ": inputs differ in element type");
+    require(group_ > 0, label + ": group " + std::to_string(group_) + " must be positive");
+    const int64_t channels = x.dim(1);
+    require(w.dim(0) == channels, label + ": input has " + std::to_string(channels) + " channels, W has " +
+                                      std::to_string(w.dim(0)));
+    require(channels % group_ == 0, label + ": " + std::to_string(channels) + " input channels not divisible by group " +
+                                        std::to_string(group_));
+    const int64_t out_channels = w.dim(1) * group_;
+    if (b)
+      require(b->rank() == 1 && b->dim(0) == out_channels,
+              label + ": bias B has shape " + shape_str(b->shape()) + ", expected " + std::to_string(out_channels));
+    const Shape in_spatial(x.shape().begin() + 2, x.shape().end());
+    const Shape kernel(w.shape().begin() + 2, w.shape().end());
+    const WindowGeometry g = transposed_geometry(label, attrs_, in_spatial, kernel);
+    Shape out_shape{x.dim(0), out_channels};
+    out_shape.insert(out_shape.end(), g.out.begin(), g.out.end());
+    Tensor& y = ctx.allocate_output(0, x.dtype(), out_shape);
+    visit_float(x.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      run<T>(x, w, b, y, g);
+    });
+  }
+
+ private:
+  template <class T>
+  void run(const Tensor& xt, const Tensor& wt, const Tensor* bt, Tensor& yt, const WindowGeometry& g) const {
+    using Acc = acc_t<T>;
+    std::vector<Acc> xh, wh, bh;
+    const Acc* x = as_acc<T>(xt, xh);
+    const Acc* w = as_acc<T>(wt, wh);
+    const Acc* bias = bt ? as_acc<T>(*bt, bh) : nullptr;
+    AccOutput<T> out(yt);
+    Acc* y = out.data();
+    const int64_t batch = xt.dim(0), channels = xt.dim(1), cg = channels / group_, mg = wt.dim(1);
+    const int64_t out_channels = mg * group_, ksize = g.kernel_size(), in_size = g.in_size(),
+                  out_size = g.out_size();
+    if (yt.numel() == 0) return out.finish();
+    Acc* col = scratch<Acc>(0, static_cast<size_t>(mg * ksize * in_size));
+    for (int64_t n = 0; n < batch; ++n) {
+      Acc* yn = y + n * out_channels * out_size;
+      cpu::parallel_for(out_channels, 1, [&](int64_t lo, int64_t hi) {
+        for (int64_t m = lo; m < hi; ++m) std::fill(yn + m * out_size, yn + (m + 1) * out_size, bias ? bias[m] : Acc(0));
+      });
+      for (int64_t gi = 0; gi < group_; ++gi) {
+        cpu::gemm(true, false, mg * ksize, in_size, cg, Acc(1), w + gi * cg * mg * ksize, mg * ksize,
+                  x + (n * channels + gi * cg) * in_size, in_size, Acc(0), col, in_size);
+        col2im(col, g, mg, yn + gi * mg * out_size);
+      }
+    }
+    out.finish();
+  }
+
+  WindowAttrs attrs_;
+  int64_t group_;
+};
+
+}  // namespace
+
+MPA_REGISTER_OP("", "ConvTranspose", ConvTransposeOp, 1, 11, 22);
+
+}  // namespace mpa

@@ -1,0 +1,76 @@
+// Gemm: Y = alpha * op(A) * op(B) + beta * C, C broadcast to [M, N] (optional from opset 11).
+// beta * C is written into Y first and the BLAS accumulates onto it.
+#include "backends/cpu/gemm.h"
+#include "ops/compute_buffer.h"
+#include "ops/op.h"
+
+namespace mpa {
+
+namespace {
+
+class GemmOp : public OpKernel {
+ public:
+  explicit GemmOp(const OpInit& init)
+      : trans_a_(init.get_int("transA", 0) != 0),
+        trans_b_(init.get_int("transB", 0) != 0),
+        alpha_(init.get_float("alpha", 1.f)),
+        beta_(init.get_float("beta", 1.f)) {}
+
+  void compute(KernelContext& ctx) const override {
+    const std::string label = ctx.node().label();
+    const Tensor& a = ctx.input(0);
+    const Tensor& b = ctx.input(1);
+    const Tensor* c = ctx.optional_input(2);
+    require(a.rank() == 2 && b.rank() == 2,
+            label + ": A " + shape_str(a.shape()) + " and B " + shape_str(b.shape()) + " must be matrices");
+    require(a.dtype() == b.dtype() && (!c || c->dtype() == a.dtype()), label + ": inputs differ in element type");
+    const int64_t M = trans_a_ ? a.dim(1) : a.dim(0), K = trans_a_ ? a.dim(0) : a.dim(1);
+    const int64_t N = trans_b_ ? b.dim(0) : b.dim(1), Kb = trans_b_ ? b.dim(1) : b.dim(0);
+    require(K == Kb, label + ": inner dimensions differ: op(A) is " + std::to_string(M) + "x" + std::to_string(K) +
+                         ", op(B) is " + std::to_string(Kb) + "x" + std::to_string(N));
+    // C's broadcast strides over [M, N].
+    int64_t c_row = 0, c_col = 0;
+    if (c) {
+      require(c->rank() <= 2, label + ": C has shape " + shape_str(c->shape()) + ", not broadcastable to " +
+                                  std::to_string(M) + "x" + std::to_string(N));
+      const int64_t cm = c->rank() == 2 ? c->dim(0) : 1, cn = c->rank() >= 1 ? c->dim(c->rank() - 1) : 1;
+      require((cm == 1 || cm == M) && (cn == 1 || cn == N), label + ": C has shape " + shape_str(c->shape()) +
+                                                                ", not broadcastable to " + std::to_string(M) + "x" +
+                                                                std::to_string(N));
+      c_col = cn == 1 ? 0 : 1;
+      c_row = cm == 1 ? 0 : cn;
+    }
+    Tensor& y = ctx.allocate_output(0, a.dtype(), {M, N});
+    visit_gemm_types(a.dtype(), label, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      using Acc = acc_t<T>;
+      std::vector<Acc> ah, bh, ch;
+      const Acc* pa = as_acc<T>(a, ah);
+      const Acc* pb = as_acc<T>(b, bh);
+      AccOutput<T> out(y);
+      Acc* py = out.data();
+      const Acc beta = static_cast<Acc>(beta_);
+      const bool use_c = c && beta_ != 0.f;
+      if (use_c) {
+        const Acc* pc = as_acc<T>(*c, ch);
+        cpu::parallel_for(M, std::max<int64_t>(1, 16384 / std::max<int64_t>(N, 1)), [&](int64_t lo, int64_t hi) {
+          for (int64_t m = lo; m < hi; ++m)
+            for (int64_t n = 0; n < N; ++n) py[m * N + n] = static_cast<Acc>(beta * pc[m * c_row + n * c_col]);
+        });
+      }
+      cpu::gemm(trans_a_, trans_b_, M, N, K, static_cast<Acc>(alpha_), pa, a.dim(1), pb, b.dim(1),
+                use_c ? Acc(1) : Acc(0), py, N);
+      out.finish();
+    });
+  }
+
+ private:
+  bool trans_a_, trans_b_;
+  float alpha_, beta_;
+};
+
+}  // namespace
+
+MPA_REGISTER_OP("", "Gemm", GemmOp, 1, 6, 7, 9, 11, 13);
+
+}  // namespace mpa

@@ -1,0 +1,81 @@
+// LayerNormalization (17) and RMSNormalization (23): the tensor is [rows, n] with n = prod(shape[axis:]);
+// each row is normalised by its own statistics (mean and variance, or mean square) and scaled (and
+// shifted) by Scale/B broadcast over shape[axis:]. Statistics are computed in float for 16-bit storage
+// (stash_type 1) and in double for float64. LayerNormalization's optional Mean and InvStdDev outputs have
+// shape[:axis] + [1] * (rank - axis), in float (double for float64 input).
+#include "kernels/normalize.h"
+
+#include "ops/normalize.h"
+#include "ops/op.h"
+#include "ops/reduce.h"
+
+namespace mpa {
+namespace {
+
+template <class Stats, bool kHasBias> class TrailingNormOp : public OpKernel {
+ public:
+  explicit TrailingNormOp(const OpInit& init)
+      : axis_(init.get_int("axis", -1)), epsilon_(init.get_float("epsilon", 1e-5f)) {}
+
+  void compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    const Tensor& scale_t = ctx.input(1);
+    const Tensor* bias_t = kHasBias ? ctx.optional_input(2) : nullptr;
+    const std::string who = ctx.node().label();
+    const int64_t axis = normalize_axis(axis_, x.rank(), who);
+    int64_t rows = 1, n = 1;
+    Shape norm_shape, stat_shape;
+    for (int64_t i = 0; i < x.rank(); ++i) {
+      const int64_t d = x.dim(static_cast<int>(i));
+      if (i < axis) {
+        rows *= d;
+        stat_shape.push_back(d);
+      } else {
+        n *= d;
+        norm_shape.push_back(d);
+        stat_shape.push_back(1);
+      }
+    }
+    Tensor& y = ctx.allocate_output(0, x.dtype(), x.shape());
+    visit_float(x.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      using A = compute_t<T>;
+      const std::vector<A> scale = param_expanded<A>(scale_t, norm_shape, who, "Scale");
+      std::vector<A> bias;
+      if (bias_t) bias = param_expanded<A>(*bias_t, norm_shape, who, "B");
+      // Optional statistics outputs (LayerNormalization only).
+      A* mean_out = nullptr;
+      A* inv_std_out = nullptr;
+      const DType stat_type = dtype_of<A>;
+      if (kHasBias && ctx.num_outputs() > 1 && ctx.output_requested(1))
+        mean_out = ctx.allocate_output(1, stat_type, stat_shape).template data<A>();
+      if (kHasBias && ctx.num_outputs() > 2 && ctx.output_requested(2))
+        inv_std_out = ctx.allocate_output(2, stat_type, stat_shape).template data<A>();
+      const T* in = x.data<T>();
+      T* out = y.data<T>();
+      const A eps = static_cast<A>(epsilon_);
+      cpu::parallel_for(rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(n, 1)), [&](int64_t b, int64_t e) {
+        for (int64_t r = b; r < e; ++r) {
+          const RowStats<A> st = Stats{}(in + r * n, n, eps);
+          NormalizeAffineRow{}(in + r * n, out + r * n, n, st, scale.data(), 1, bias_t ? bias.data() : nullptr, 1);
+          if (mean_out) mean_out[r] = st.mean;
+          if (inv_std_out) inv_std_out[r] = st.inv_std;
+        }
+      });
+    });
+  }
+
+ private:
+  int64_t axis_;
+  float epsilon_;
+};
+
+using LayerNormalizationKernel = TrailingNormOp<MeanInvStdRow, true>;
+using RMSNormalizationKernel = TrailingNormOp<RmsInvRow, false>;
+
+}  // namespace
+
+MPA_REGISTER_OP("", "LayerNormalization", LayerNormalizationKernel, 17);
+MPA_REGISTER_OP("", "RMSNormalization", RMSNormalizationKernel, 23);
+
+}  // namespace mpa

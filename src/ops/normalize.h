@@ -1,0 +1,81 @@
+// Host-side pieces the normalisation ops share: parameter tensors (scale, bias, mean, var) read once into
+// the compute type, and the per-(instance, channel group) loop that InstanceNormalization,
+// GroupNormalization and BatchNormalization run over NC[spatial] tensors. Row math: src/kernels/normalize.h.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "backends/cpu/parallel.h"
+#include "kernels/normalize.h"
+#include "tensor/dispatch.h"
+#include "tensor/tensor.h"
+
+namespace mpa {
+
+// Every element of a floating-point tensor, converted to A.
+template <class A> std::vector<A> param_vector(const Tensor& t, const std::string& who) {
+  std::vector<A> out(static_cast<size_t>(t.numel()));
+  if (!dtype_is_float(t.dtype())) fail(who + ": expects a floating-point parameter tensor, got " + dtype_name(t.dtype()));
+  visit_float(t.dtype(), [&](auto tag) {
+    using P = typename decltype(tag)::type;
+    const P* p = t.data<P>();
+    for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<A>(load(p[i]));
+  });
+  return out;
+}
+
+// A parameter broadcast (numpy rules, one-directional) to `target`, flattened row-major.
+template <class A> std::vector<A> param_expanded(const Tensor& t, const Shape& target, const std::string& who,
+                                                 const std::string& what) {
+  std::vector<A> values = param_vector<A>(t, who);
+  const int64_t count = shape_numel(target);
+  if (t.numel() == count && (t.rank() <= static_cast<int>(target.size()))) {
+    bool same = true;
+    for (int i = 0; i < t.rank(); ++i) same = same && t.dim(i) == target[target.size() - t.shape().size() + i];
+    if (same) return values;
+  }
+  const size_t rank = target.size();
+  bool ok = t.shape().size() <= rank;
+  std::vector<int64_t> strides(rank, 0);
+  int64_t stride = 1;
+  for (size_t i = t.shape().size(); ok && i-- > 0;) {
+    const size_t o = rank - t.shape().size() + i;
+    const int64_t d = t.shape()[i];
+    ok = d == target[o] || d == 1;
+    strides[o] = d == 1 ? 0 : stride;
+    stride *= d;
+  }
+  if (!ok) fail(who + ": " + what + " of shape " + shape_str(t.shape()) + " does not broadcast to " + shape_str(target));
+  std::vector<A> out(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t rem = i, offset = 0;
+    for (size_t d = rank; d-- > 0;) {
+      offset += (rem % target[d]) * strides[d];
+      rem /= target[d];
+    }
+    out[static_cast<size_t>(i)] = values[static_cast<size_t>(offset)];
+  }
+  return out;
+}
+
+// x viewed as [N, C, S]: channels split into `groups` contiguous groups whose statistics come from
+// stats(n, g, group_row, group_len) -> RowStats; each channel c is then normalised with scale[c], bias[c].
+template <class T, class Stats>
+void normalize_channel_groups(const T* x, T* y, int64_t N, int64_t C, int64_t S, int64_t groups,
+                              const compute_t<T>* scale, const compute_t<T>* bias, Stats&& stats) {
+  const int64_t per_group = C / groups, group_len = per_group * S;
+  cpu::parallel_for(N * groups, std::max<int64_t>(1, 16384 / std::max<int64_t>(group_len, 1)), [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r) {
+      const int64_t n = r / groups, g = r % groups;
+      const T* xg = x + r * group_len;
+      T* yg = y + r * group_len;
+      const RowStats<compute_t<T>> st = stats(n, g, xg, group_len);
+      for (int64_t k = 0; k < per_group; ++k) {
+        const int64_t c = g * per_group + k;
+        NormalizeAffineRow{}(xg + k * S, yg + k * S, S, st, scale + c, 0, bias ? bias + c : nullptr, 0);
+      }
+    }
+  });
+}
+
+}  // namespace mpa

@@ -1,0 +1,113 @@
+// The operator interface. One op = one file under src/ops/ with one registration line:
+//
+//   class ReluOp : public OpKernel { ... };
+//   MPA_REGISTER_OP("", "Relu", ReluOp, 6, 13, 14);   // domain, op type, class, every since-version
+//
+// The since-versions are those at which the ONNX spec of the op changed; a model importing opset N gets
+// the kernel registered under the largest since-version <= N, and the kernel reads init.opset() when
+// behaviour differs between versions. A kernel reads its attributes once in its constructor and its
+// compute() is const and stateless, so one kernel instance can run concurrently.
+#pragma once
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "model/graph.h"
+#include "tensor/dispatch.h"
+#include "tensor/tensor.h"
+
+namespace mpa {
+
+// What a kernel's constructor sees: the node, its opset, typed attribute getters.
+class OpInit {
+ public:
+  OpInit(const Node& node, int64_t opset) : node_(node), opset_(opset) {}
+  const Node& node() const { return node_; }
+  int64_t opset() const { return opset_; }
+  bool has(const std::string& key) const { return node_.attribute(key) != nullptr; }
+  int64_t get_int(const std::string& key, int64_t fallback) const;
+  float get_float(const std::string& key, float fallback) const;
+  std::string get_string(const std::string& key, const std::string& fallback) const;
+  std::vector<int64_t> get_ints(const std::string& key, std::vector<int64_t> fallback = {}) const;
+  std::vector<float> get_floats(const std::string& key, std::vector<float> fallback = {}) const;
+  // Required attributes: fail with a message naming the node when absent.
+  int64_t require_int(const std::string& key) const;
+  const Tensor& require_tensor(const std::string& key) const;
+  const Attribute& require(const std::string& key) const;
+
+ private:
+  const Node& node_;
+  int64_t opset_;
+};
+
+// Settings every kernel may read.
+struct ExecConfig {
+  int threads = 1;
+};
+
+// What compute() sees: inputs (nullptr for omitted optional inputs), outputs to fill.
+class KernelContext {
+ public:
+  KernelContext(const Node& node, std::vector<const Tensor*> inputs, size_t num_outputs, const ExecConfig& config)
+      : node_(node), inputs_(std::move(inputs)), outputs_(num_outputs), config_(config) {}
+
+  const Node& node() const { return node_; }
+  const ExecConfig& config() const { return config_; }
+  size_t num_inputs() const { return inputs_.size(); }
+  bool has_input(size_t i) const { return i < inputs_.size() && inputs_[i] != nullptr; }
+  const Tensor* optional_input(size_t i) const { return has_input(i) ? inputs_[i] : nullptr; }
+  const Tensor& input(size_t i) const;  // fails with a message when missing
+  size_t num_outputs() const { return outputs_.size(); }
+  bool output_requested(size_t i) const;  // false when the node names no value for output i
+  // Allocates output i (uninitialised) and returns it.
+  Tensor& allocate_output(size_t i, DType dtype, Shape shape);
+  // Sets output i to an existing tensor (aliases share storage, e.g. Reshape, Identity).
+  void set_output(size_t i, Tensor tensor);
+  std::vector<Tensor>& outputs() { return outputs_; }
+
+ private:
+  const Node& node_;
+  std::vector<const Tensor*> inputs_;
+  std::vector<Tensor> outputs_;
+  const ExecConfig& config_;
+};
+
+class OpKernel {
+ public:
+  virtual ~OpKernel() = default;
+  virtual void compute(KernelContext& ctx) const = 0;
+};
+
+using KernelFactory = std::function<std::unique_ptr<OpKernel>(const OpInit&)>;
+
+class OpRegistry {
+ public:
+  static OpRegistry& instance();
+  bool add(const std::string& domain, const std::string& op_type, std::vector<int64_t> since_versions,
+           KernelFactory factory);
+  // The factory for (domain, op_type) at the given opset, or nullptr when none is registered.
+  const KernelFactory* find(const std::string& domain, const std::string& op_type, int64_t opset) const;
+  // Why find() returned nullptr, in words ("op not registered", "opset 5 older than the first supported 6").
+  std::string why_unsupported(const std::string& domain, const std::string& op_type, int64_t opset) const;
+  struct Entry {
+    std::string domain, op_type;
+    std::vector<int64_t> since_versions;
+  };
+  std::vector<Entry> entries() const;
+
+ private:
+  struct Versions {
+    std::vector<std::pair<int64_t, KernelFactory>> by_since;  // sorted by since-version
+  };
+  std::map<std::pair<std::string, std::string>, Versions> table_;
+};
+
+#define MPA_CONCAT_INNER(a, b) a##b
+#define MPA_CONCAT(a, b) MPA_CONCAT_INNER(a, b)
+#define MPA_REGISTER_OP(domain, op_type, KernelClass, ...)                                                 \
+  static const bool MPA_CONCAT(mpa_registered_, __LINE__) = ::mpa::OpRegistry::instance().add(          \
+      domain, op_type, {__VA_ARGS__},                                                                    \
+      [](const ::mpa::OpInit& init) -> std::unique_ptr<::mpa::OpKernel> { return std::make_unique<KernelClass>(init); })
+
+}  // namespace mpa

@@ -1,0 +1,215 @@
+// Pools: MaxPool (with Indices), AveragePool, LpPool over 1-D..8-D windows, and the global pools.
+// Windows are precomputed once per spatial dimension (which input indices each output reads, and how
+// many positions the padded window covers), so N-d windows are products of per-dim lists; every (N, C)
+// plane is independent and the planes run in parallel.
+#include <cmath>
+#include <limits>
+
+#include "ops/compute_buffer.h"
+#include "ops/conv_geometry.h"
+#include "ops/op.h"
+
+namespace mpa {
+
+namespace {
+
+enum class PoolKind { Max, Average, Lp };
+
+// For one spatial dim: inputs read by output o are idx[first[o] .. first[o+1]); padded[o] counts window
+// positions inside the padded input (the count_include_pad divisor).
+struct DimWindows {
+  std::vector<int64_t> idx, first, padded;
+};
+
+std::vector<DimWindows> build_windows(const WindowGeometry& g) {
+  std::vector<DimWindows> dims(g.rank());
+  for (size_t d = 0; d < g.rank(); ++d) {
+    DimWindows& w = dims[d];
+    for (int64_t o = 0; o < g.out[d]; ++o) {
+      w.first.push_back(static_cast<int64_t>(w.idx.size()));
+      int64_t padded = 0;
+      for (int64_t k = 0; k < g.kernel[d]; ++k) {
+        const int64_t i = o * g.stride[d] + k * g.dilation[d] - g.pad_begin[d];
+        if (i < g.in[d] + g.pad_end[d]) ++padded;
+        if (i >= 0 && i < g.in[d]) w.idx.push_back(i);
+      }
+      w.padded.push_back(padded);
+    }
+    w.first.push_back(static_cast<int64_t>(w.idx.size()));
+  }
+  return dims;
+}
+
+template <class T>
+void pool_planes(PoolKind kind, const T* x, T* y, int64_t* indices, int64_t planes, const WindowGeometry& g,
+                 bool count_include_pad, bool column_major, double p) {
+  using C = std::conditional_t<std::is_integral_v<T>, T, compute_t<T>>;
+  const auto dims = build_windows(g);
+  const size_t nd = g.rank();
+  const int64_t in_size = g.in_size(), out_size = g.out_size();
+  // Flat-index multipliers of the input, row-major (data) and for the Indices storage order.
+  std::vector<int64_t> row_stride(nd), index_stride(nd);
+  for (size_t d = nd, s = 1; d-- > 0;) row_stride[d] = static_cast<int64_t>(s), s *= static_cast<size_t>(g.in[d]);
+  for (size_t d = 0, s = 1; d < nd; ++d) index_stride[d] = static_cast<int64_t>(s), s *= static_cast<size_t>(g.in[d]);
+  if (!column_major) index_stride = row_stride;
+  cpu::parallel_for(planes, std::max<int64_t>(1, 4096 / std::max<int64_t>(out_size, 1)), [&](int64_t begin, int64_t end) {
+    std::vector<int64_t> o(nd), w(nd);
+    for (int64_t plane = begin; plane < end; ++plane) {
+      const T* xp = x + plane * in_size;
+      std::fill(o.begin(), o.end(), 0);
+      for (int64_t op = 0; op < out_size; ++op) {
+        int64_t valid = 1, padded = 1;
+        for (size_t d = 0; d < nd; ++d) {
+          const DimWindows& dw = dims[d];
+          w[d] = dw.first[static_cast<size_t>(o[d])];
+          valid *= dw.first[static_cast<size_t>(o[d]) + 1] - w[d];
+          padded *= dw.padded[static_cast<size_t>(o[d])];
+        }
+        C best = std::numeric_limits<C>::has_infinity ? -std::numeric_limits<C>::infinity()
+                                                      : std::numeric_limits<C>::lowest();
+        int64_t best_at = -1;
+        C sum = 0;
+        for (int64_t v = 0; v < valid; ++v) {  // odometer over the window's valid positions
+          int64_t off = 0, at = 0;
+          for (size_t d = 0; d < nd; ++d) {
+            const int64_t i = dims[d].idx[static_cast<size_t>(w[d])];
+            off += i * row_stride[d];
+            at += i * index_stride[d];
+          }
+          const C value = load(xp[off]);
+          if (kind == PoolKind::Max) {
+            if (value > best || best_at < 0) best = value, best_at = at;
+          } else if (kind == PoolKind::Average) {
+            sum += value;
+          } else {
+            sum += static_cast<C>(std::pow(std::abs(static_cast<double>(value)), p));
+          }
+          for (size_t d = nd; d-- > 0;) {
+            if (++w[d] < dims[d].first[static_cast<size_t>(o[d]) + 1]) break;
+            w[d] = dims[d].first[static_cast<size_t>(o[d])];
+          }
+        }
+        C result;
+        if (kind == PoolKind::Max) {
+          result = best;
+          if (indices) indices[plane * out_size + op] = best_at < 0 ? -1 : plane * in_size + best_at;
+        } else if (kind == PoolKind::Average) {
+          result = static_cast<C>(sum / static_cast<C>(count_include_pad ? padded : valid));
+        } else {
+          result = static_cast<C>(std::pow(static_cast<double>(sum), 1.0 / p));
+        }
+        y[plane * out_size + op] = store<T>(result);
+        for (size_t d = nd; d-- > 0;) {
+          if (++o[d] < g.out[d]) break;
+          o[d] = 0;
+        }
+      }
+    }
+  });
+}
+
+class PoolOp : public OpKernel {
+ public:
+  PoolOp(const OpInit& init, PoolKind kind)
+      : kind_(kind),
+        attrs_(WindowAttrs::read(init)),
+        count_include_pad_(init.get_int("count_include_pad", 0) != 0),
+        column_major_(init.get_int("storage_order", 0) != 0) {
+    if (kind == PoolKind::Lp) {
+      const Attribute* a = init.node().attribute("p");
+      p_ = !a ? 2.0 : a->kind == Attribute::Kind::Float ? a->f : static_cast<double>(a->i);
+    }
+    require(!attrs_.kernel_shape.empty(), init.node().label() + ": required attribute 'kernel_shape' is missing");
+  }
+
+  void compute(KernelContext& ctx) const override {
+    const std::string label = ctx.node().label();
+    const Tensor& x = ctx.input(0);
+    require(x.rank() >= 3, label + ": input X has shape " + shape_str(x.shape()) + ", needs N x C x spatial");
+    const Shape in_spatial(x.shape().begin() + 2, x.shape().end());
+    const WindowGeometry g = window_geometry(label, attrs_, in_spatial, attrs_.kernel_shape);
+    Shape out_shape{x.dim(0), x.dim(1)};
+    out_shape.insert(out_shape.end(), g.out.begin(), g.out.end());
+    Tensor& y = ctx.allocate_output(0, x.dtype(), out_shape);
+    int64_t* indices = nullptr;
+    if (kind_ == PoolKind::Max && ctx.output_requested(1))
+      indices = ctx.allocate_output(1, DType::Int64, out_shape).data<int64_t>();
+    auto run = [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      pool_planes<T>(kind_, x.data<T>(), y.data<T>(), indices, x.dim(0) * x.dim(1), g, count_include_pad_,
+                     column_major_, p_);
+    };
+    if (kind_ == PoolKind::Max && x.dtype() == DType::Int8) return run(TypeTag<int8_t>{});
+    if (kind_ == PoolKind::Max && x.dtype() == DType::UInt8) return run(TypeTag<uint8_t>{});
+    visit_float(x.dtype(), run);
+  }
+
+ private:
+  PoolKind kind_;
+  WindowAttrs attrs_;
+  bool count_include_pad_, column_major_;
+  double p_ = 2.0;
+};
+
+struct MaxPoolOp : PoolOp {
+  explicit MaxPoolOp(const OpInit& init) : PoolOp(init, PoolKind::Max) {}
+};
+struct AveragePoolOp : PoolOp {
+  explicit AveragePoolOp(const OpInit& init) : PoolOp(init, PoolKind::Average) {}
+};
+struct LpPoolOp : PoolOp {
+  explicit LpPoolOp(const OpInit& init) : PoolOp(init, PoolKind::Lp) {}
+};
+
+// GlobalAveragePool / GlobalMaxPool: one reduction per (N, C) plane.
+class GlobalPoolOp : public OpKernel {
+ public:
+  GlobalPoolOp(const OpInit&, bool max) : max_(max) {}
+
+  void compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    require(x.rank() >= 2, ctx.node().label() + ": input X has shape " + shape_str(x.shape()) + ", needs N x C x ...");
+    Shape out_shape = x.shape();
+    std::fill(out_shape.begin() + 2, out_shape.end(), 1);
+    Tensor& y = ctx.allocate_output(0, x.dtype(), out_shape);
+    const int64_t planes = x.dim(0) * x.dim(1), size = planes ? x.numel() / planes : 0;
+    visit_float(x.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      using C = compute_t<T>;
+      const T* xp = x.data<T>();
+      T* yp = y.data<T>();
+      cpu::parallel_for(planes, std::max<int64_t>(1, 16384 / std::max<int64_t>(size, 1)), [&](int64_t b, int64_t e) {
+        for (int64_t plane = b; plane < e; ++plane) {
+          const T* p = xp + plane * size;
+          C acc = max_ ? -std::numeric_limits<C>::infinity() : C(0);
+          for (int64_t i = 0; i < size; ++i) {
+            const C v = load(p[i]);
+            if (max_) acc = (v > acc || std::isnan(v)) ? v : acc;
+            else acc += v;
+          }
+          yp[plane] = store<T>(max_ ? acc : static_cast<C>(acc / static_cast<C>(size)));
+        }
+      });
+    });
+  }
+
+ private:
+  bool max_;
+};
+
+struct GlobalAveragePoolOp : GlobalPoolOp {
+  explicit GlobalAveragePoolOp(const OpInit& init) : GlobalPoolOp(init, false) {}
+};
+struct GlobalMaxPoolOp : GlobalPoolOp {
+  explicit GlobalMaxPoolOp(const OpInit& init) : GlobalPoolOp(init, true) {}
+};
+
+}  // namespace
+
+MPA_REGISTER_OP("", "MaxPool", MaxPoolOp, 1, 8, 10, 11, 12, 22);
+MPA_REGISTER_OP("", "AveragePool", AveragePoolOp, 1, 7, 10, 11, 19, 22);
+MPA_REGISTER_OP("", "LpPool", LpPoolOp, 1, 2, 11, 18, 22);
+MPA_REGISTER_OP("", "GlobalAveragePool", GlobalAveragePoolOp, 1, 22);
+MPA_REGISTER_OP("", "GlobalMaxPool", GlobalMaxPoolOp, 1, 22);
+
+}  // namespace mpa

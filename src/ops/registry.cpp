@@ -1,0 +1,103 @@
+#include <algorithm>
+
+#include "ops/op.h"
+
+namespace mpa {
+
+// [SECTION] OpInit
+
+const Attribute& OpInit::require(const std::string& key) const {
+  const Attribute* a = node_.attribute(key);
+  if (!a) fail(node_.label() + ": required attribute '" + key + "' is missing");
+  return *a;
+}
+
+int64_t OpInit::get_int(const std::string& key, int64_t fallback) const {
+  const Attribute* a = node_.attribute(key);
+  return a ? a->i : fallback;
+}
+float OpInit::get_float(const std::string& key, float fallback) const {
+  const Attribute* a = node_.attribute(key);
+  return a ? a->f : fallback;
+}
+std::string OpInit::get_string(const std::string& key, const std::string& fallback) const {
+  const Attribute* a = node_.attribute(key);
+  return a ? a->s : fallback;
+}
+std::vector<int64_t> OpInit::get_ints(const std::string& key, std::vector<int64_t> fallback) const {
+  const Attribute* a = node_.attribute(key);
+  return a ? a->ints : fallback;
+}
+std::vector<float> OpInit::get_floats(const std::string& key, std::vector<float> fallback) const {
+  const Attribute* a = node_.attribute(key);
+  return a ? a->floats : fallback;
+}
+int64_t OpInit::require_int(const std::string& key) const { return require(key).i; }
+const Tensor& OpInit::require_tensor(const std::string& key) const { return require(key).t; }
+
+// [SECTION] KernelContext
+
+const Tensor& KernelContext::input(size_t i) const {
+  if (!has_input(i)) fail(node_.label() + ": input " + std::to_string(i) + " is required but missing");
+  return *inputs_[i];
+}
+
+bool KernelContext::output_requested(size_t i) const {
+  return i < node_.outputs.size() && !node_.outputs[i].empty();
+}
+
+Tensor& KernelContext::allocate_output(size_t i, DType dtype, Shape shape) {
+  require(i < outputs_.size(), node_.label() + ": output " + std::to_string(i) + " out of range");
+  outputs_[i] = Tensor(dtype, std::move(shape));
+  return outputs_[i];
+}
+
+void KernelContext::set_output(size_t i, Tensor tensor) {
+  require(i < outputs_.size(), node_.label() + ": output " + std::to_string(i) + " out of range");
+  outputs_[i] = std::move(tensor);
+}
+
+// [SECTION] OpRegistry
+
+OpRegistry& OpRegistry::instance() {
+  static OpRegistry registry;
+  return registry;
+}
+
+bool OpRegistry::add(const std::string& domain, const std::string& op_type, std::vector<int64_t> since_versions,
+                     KernelFactory factory) {
+  Versions& versions = table_[{domain, op_type}];
+  for (int64_t v : since_versions) versions.by_since.emplace_back(v, factory);
+  std::sort(versions.by_since.begin(), versions.by_since.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  return true;
+}
+
+const KernelFactory* OpRegistry::find(const std::string& domain, const std::string& op_type, int64_t opset) const {
+  auto it = table_.find({domain, op_type});
+  if (it == table_.end()) return nullptr;
+  const KernelFactory* best = nullptr;
+  for (const auto& [since, factory] : it->second.by_since)
+    if (since <= opset) best = &factory;
+  return best;
+}
+
+std::string OpRegistry::why_unsupported(const std::string& domain, const std::string& op_type, int64_t opset) const {
+  auto it = table_.find({domain, op_type});
+  const std::string name = domain.empty() ? op_type : domain + "." + op_type;
+  if (it == table_.end()) return "operator " + name + " is not supported";
+  return "operator " + name + " at opset " + std::to_string(opset) + " is older than the first supported version " +
+         std::to_string(it->second.by_since.front().first);
+}
+
+std::vector<OpRegistry::Entry> OpRegistry::entries() const {
+  std::vector<Entry> out;
+  for (const auto& [key, versions] : table_) {
+    Entry e{key.first, key.second, {}};
+    for (const auto& v : versions.by_since) e.since_versions.push_back(v.first);
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+}  // namespace mpa

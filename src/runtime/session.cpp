@@ -1,0 +1,160 @@
+#include "runtime/session.h"
+
+#include <new>
+#include <set>
+#include <unordered_map>
+
+#include "backends/cpu/parallel.h"
+
+namespace mpa {
+
+namespace {
+
+// Prefixes a kernel's message with the node label unless the kernel already named it.
+std::string with_node(const Node& node, const std::string& message) {
+  const std::string label = node.label();
+  return message.rfind(label, 0) == 0 ? message : label + ": " + message;
+}
+
+void collect_unsupported(const Graph& graph, std::vector<UnsupportedNode>& out) {
+  const OpRegistry& registry = OpRegistry::instance();
+  for (const Node& node : graph.nodes) {
+    const int64_t opset = graph.opset(node.domain);
+    if (opset == 0)
+      out.push_back({&node, "operator domain '" + node.domain + "' of " + node.op_type + " is not imported by the model"});
+    else if (!registry.find(node.domain, node.op_type, opset))
+      out.push_back({&node, registry.why_unsupported(node.domain, node.op_type, opset)});
+    for (const auto& [key, attribute] : node.attributes) {
+      if (attribute.g) collect_unsupported(*attribute.g, out);
+      for (const auto& g : attribute.graphs) collect_unsupported(*g, out);
+    }
+  }
+}
+
+bool shape_fits(const ValueInfo& info, const Shape& shape) {
+  if (!info.has_shape) return true;
+  if (info.dims.size() != shape.size()) return false;
+  for (size_t i = 0; i < shape.size(); ++i)
+    if (info.dims[i] >= 0 && info.dims[i] != shape[i]) return false;
+  return true;
+}
+
+std::string declared_shape(const ValueInfo& info) {
+  std::string s;
+  for (size_t i = 0; i < info.dims.size(); ++i) {
+    s += i ? "x" : "";
+    s += info.dims[i] >= 0 ? std::to_string(info.dims[i]) : (info.dim_params[i].empty() ? "?" : info.dim_params[i]);
+  }
+  return s.empty() ? "scalar" : s;
+}
+
+}  // namespace
+
+std::vector<UnsupportedNode> find_unsupported_nodes(const Graph& graph) {
+  std::vector<UnsupportedNode> out;
+  collect_unsupported(graph, out);
+  return out;
+}
+
+Session::Session(std::shared_ptr<const Graph> graph, SessionOptions options)
+    : graph_(std::move(graph)), options_(options) {
+  config_.threads = options_.threads;
+  cpu::set_num_threads(options_.threads);
+  const auto unsupported = find_unsupported_nodes(*graph_);
+  if (!unsupported.empty()) fail(unsupported.front().node->label() + ": " + unsupported.front().reason);
+  const OpRegistry& registry = OpRegistry::instance();
+  for (const Node& node : graph_->nodes) {
+    const int64_t opset = graph_->opset(node.domain);
+    const KernelFactory* factory = registry.find(node.domain, node.op_type, opset);
+    try {
+      kernels_.push_back((*factory)(OpInit(node, opset)));
+    } catch (const UnsupportedType& e) {
+      throw UnsupportedType(with_node(node, e.what()));
+    } catch (const Error& e) {
+      fail(with_node(node, e.what()));
+    }
+  }
+  // Liveness: the last node reading each value frees it; graph outputs and initializers stay.
+  std::set<std::string> keep;
+  for (const auto& out : graph_->outputs) keep.insert(out.name);
+  std::unordered_map<std::string, size_t> last_reader;
+  for (size_t i = 0; i < graph_->nodes.size(); ++i) {
+    const Node& node = graph_->nodes[i];
+    for (const auto& v : node.inputs)
+      if (!v.empty()) last_reader[v] = i;
+    for (const auto& v : node.implicit_inputs) last_reader[v] = i;
+  }
+  release_after_.resize(graph_->nodes.size());
+  for (const auto& [value, index] : last_reader)
+    if (!keep.count(value) && !graph_->initializers.count(value)) release_after_[index].push_back(value);
+}
+
+Session::~Session() = default;
+
+void Session::check_feeds(const TensorMap& feeds) const {
+  std::set<std::string> known;
+  for (const ValueInfo& in : graph_->inputs) {
+    known.insert(in.name);
+    auto it = feeds.find(in.name);
+    require(it != feeds.end(), "graph input '" + in.name + "' was not given a value");
+    const Tensor& t = it->second;
+    if (in.elem_type != 0)
+      require(static_cast<int32_t>(t.dtype()) == in.elem_type,
+              "input '" + in.name + "' expects " + onnx_type_name(in.elem_type) + ", got " + dtype_name(t.dtype()));
+    require(shape_fits(in, t.shape()),
+            "input '" + in.name + "' expects shape " + declared_shape(in) + ", got " + shape_str(t.shape()));
+  }
+  for (const auto& [name, tensor] : feeds)
+    require(known.count(name) || graph_->initializers.count(name),
+            "'" + name + "' is not an input of the model");
+}
+
+TensorMap Session::run(const TensorMap& feeds, const NodeHook& hook) const {
+  check_feeds(feeds);
+  cpu::set_num_threads(options_.threads);
+  std::unordered_map<std::string, Tensor> values(feeds.begin(), feeds.end());
+  auto lookup = [&](const std::string& name) -> const Tensor* {
+    auto it = values.find(name);
+    if (it != values.end()) return &it->second;
+    auto init = graph_->initializers.find(name);
+    return init == graph_->initializers.end() ? nullptr : &init->second;
+  };
+  for (size_t i = 0; i < graph_->nodes.size(); ++i) {
+    const Node& node = graph_->nodes[i];
+    std::vector<const Tensor*> inputs;
+    inputs.reserve(node.inputs.size());
+    for (const auto& name : node.inputs) {
+      const Tensor* t = name.empty() ? nullptr : lookup(name);
+      if (!name.empty() && !t) fail(node.label() + ": input '" + name + "' has no value");
+      inputs.push_back(t);
+    }
+    KernelContext ctx(node, std::move(inputs), node.outputs.size(), config_);
+    try {
+      kernels_[i]->compute(ctx);
+    } catch (const UnsupportedType& e) {
+      throw UnsupportedType(with_node(node, e.what()));
+    } catch (const Error& e) {
+      fail(with_node(node, e.what()));
+    } catch (const std::bad_alloc&) {
+      fail(node.label() + ": out of memory");
+    }
+    std::vector<const Tensor*> produced(node.outputs.size(), nullptr);
+    for (size_t k = 0; k < node.outputs.size(); ++k) {
+      if (node.outputs[k].empty()) continue;
+      Tensor& out = ctx.outputs()[k];
+      if (!out.defined()) fail(node.label() + ": produced no value for output '" + node.outputs[k] + "'");
+      produced[k] = &(values[node.outputs[k]] = std::move(out));
+    }
+    if (hook) hook(node, i, produced);
+    for (const auto& name : release_after_[i]) values.erase(name);
+  }
+  TensorMap outputs;
+  for (const auto& out : graph_->outputs) {
+    const Tensor* t = lookup(out.name);
+    require(t != nullptr, "graph output '" + out.name + "' has no value");
+    outputs.emplace(out.name, *t);
+  }
+  return outputs;
+}
+
+}  // namespace mpa

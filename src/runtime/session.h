@@ -1,0 +1,54 @@
+// Runs a graph node by node on the CPU: kernels created once per node, inputs checked against the
+// graph's declarations, every intermediate freed after its last consumer, and a hook after each node
+// (probes attach there).
+#pragma once
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "model/graph.h"
+#include "ops/op.h"
+
+namespace mpa {
+
+struct SessionOptions {
+  int threads = 1;
+};
+
+// Called after every node with its outputs (nullptr for outputs the node does not name).
+using NodeHook = std::function<void(const Node& node, size_t node_index, const std::vector<const Tensor*>& outputs)>;
+
+using TensorMap = std::map<std::string, Tensor>;
+
+struct UnsupportedNode {
+  const Node* node;
+  std::string reason;
+};
+
+// Nodes whose (domain, op, opset) has no registered kernel, including inside subgraphs.
+std::vector<UnsupportedNode> find_unsupported_nodes(const Graph& graph);
+
+class Session {
+ public:
+  // Creates every kernel up front: unsupported ops and bad attributes fail here, before any run.
+  explicit Session(std::shared_ptr<const Graph> graph, SessionOptions options = {});
+  ~Session();
+
+  const Graph& graph() const { return *graph_; }
+  // Runs the graph on feeds (one tensor per graph input; inputs backed by an initializer may be fed to
+  // override it) and returns the graph outputs by name.
+  TensorMap run(const TensorMap& feeds, const NodeHook& hook = {}) const;
+
+ private:
+  void check_feeds(const TensorMap& feeds) const;
+  std::shared_ptr<const Graph> graph_;
+  SessionOptions options_;
+  ExecConfig config_;
+  std::vector<std::unique_ptr<OpKernel>> kernels_;
+  // For each node, the values whose last reader it is (freed right after it runs).
+  std::vector<std::vector<std::string>> release_after_;
+};
+
+}  // namespace mpa

@@ -1,0 +1,78 @@
+#include "tensor/tensor.h"
+
+#include <cstring>
+
+#include "tensor/dispatch.h"
+
+namespace mpa {
+
+int64_t shape_numel(const Shape& shape) {
+  constexpr int64_t kLimit = int64_t{1} << 62;
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    require(d >= 0, "negative dimension " + std::to_string(d) + " in shape " + shape_str(shape));
+    if (d == 0) return 0;
+    require(n <= kLimit / d, "shape " + shape_str(shape) + " has too many elements");
+    n *= d;
+  }
+  return n;
+}
+
+std::string shape_str(const Shape& shape) {
+  if (shape.empty()) return "scalar";
+  std::string s;
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? "x" : "") + std::to_string(shape[i]);
+  return s;
+}
+
+Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)), numel_(shape_numel(shape_)) {
+  require(dtype_size(dtype) > 0, "cannot allocate a tensor of type " + dtype_name(dtype));
+  const size_t bytes = nbytes();
+  storage_ = std::shared_ptr<std::byte[]>(new std::byte[bytes > 0 ? bytes : 1]);
+}
+
+Tensor Tensor::zeros(DType dtype, Shape shape) {
+  Tensor t(dtype, std::move(shape));
+  std::memset(t.raw(), 0, t.nbytes());
+  return t;
+}
+
+Tensor Tensor::reshaped(Shape shape) const {
+  require(shape_numel(shape) == numel_,
+          "cannot reshape " + shape_str(shape_) + " (" + std::to_string(numel_) + " elements) to " + shape_str(shape));
+  Tensor t = *this;
+  t.shape_ = std::move(shape);
+  return t;
+}
+
+Tensor Tensor::clone() const {
+  Tensor t(dtype_, shape_);
+  if (nbytes() > 0) std::memcpy(t.raw(), raw(), nbytes());
+  return t;
+}
+
+std::vector<int64_t> Tensor::to_int64_vector() const {
+  std::vector<int64_t> out(static_cast<size_t>(numel_));
+  visit_dtype(dtype_, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* p = static_cast<const T*>(raw());
+    for (int64_t i = 0; i < numel_; ++i) out[static_cast<size_t>(i)] = static_cast<int64_t>(load(p[i]));
+  });
+  return out;
+}
+
+std::vector<double> Tensor::to_double_vector() const {
+  std::vector<double> out(static_cast<size_t>(numel_));
+  visit_dtype(dtype_, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* p = static_cast<const T*>(raw());
+    for (int64_t i = 0; i < numel_; ++i) out[static_cast<size_t>(i)] = static_cast<double>(load(p[i]));
+  });
+  return out;
+}
+
+void Tensor::check_type(DType requested) const {
+  require(requested == dtype_, "tensor holds " + dtype_name(dtype_) + ", accessed as " + dtype_name(requested));
+}
+
+}  // namespace mpa

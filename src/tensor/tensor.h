@@ -1,0 +1,72 @@
+// A dense, row-major tensor. Storage is shared, so Reshape-like ops alias their input without a copy;
+// ops never write into their inputs, which keeps sharing safe.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/error.h"
+#include "tensor/dtype.h"
+
+namespace mpa {
+
+using Shape = std::vector<int64_t>;
+
+// Number of elements; fails (instead of overflowing) on negative dims or a product beyond 2^62.
+int64_t shape_numel(const Shape& shape);
+std::string shape_str(const Shape& shape);  // "1x3x224x224", "scalar" for rank 0
+
+class Tensor {
+ public:
+  Tensor() = default;
+  // Allocates uninitialised storage for shape (every kernel writes all of its outputs).
+  Tensor(DType dtype, Shape shape);
+  static Tensor zeros(DType dtype, Shape shape);
+  template <class T> static Tensor scalar(T value) {
+    Tensor t(dtype_of<T>, {});
+    *t.data<T>() = value;
+    return t;
+  }
+  template <class T> static Tensor from_vector(const std::vector<T>& values, Shape shape) {
+    Tensor t(dtype_of<T>, std::move(shape));
+    require(t.numel() == static_cast<int64_t>(values.size()), "from_vector: size does not match shape");
+    for (size_t i = 0; i < values.size(); ++i) t.data<T>()[i] = values[i];
+    return t;
+  }
+
+  DType dtype() const { return dtype_; }
+  const Shape& shape() const { return shape_; }
+  int rank() const { return static_cast<int>(shape_.size()); }
+  int64_t dim(int axis) const { return shape_[static_cast<size_t>(axis)]; }
+  int64_t numel() const { return numel_; }
+  size_t nbytes() const { return static_cast<size_t>(numel_) * dtype_size(dtype_); }
+  bool defined() const { return dtype_ != DType::Undefined; }
+
+  void* raw() { return storage_.get(); }
+  const void* raw() const { return storage_.get(); }
+  template <class T> T* data() {
+    check_type(dtype_of<T>);
+    return static_cast<T*>(raw());
+  }
+  template <class T> const T* data() const {
+    check_type(dtype_of<T>);
+    return static_cast<const T*>(raw());
+  }
+  // Same storage, new shape (element count must match).
+  Tensor reshaped(Shape shape) const;
+  // Deep copy.
+  Tensor clone() const;
+  // Elements converted to int64 / double (for shape inputs, attributes-as-inputs, tests).
+  std::vector<int64_t> to_int64_vector() const;
+  std::vector<double> to_double_vector() const;
+
+ private:
+  void check_type(DType requested) const;
+  DType dtype_ = DType::Undefined;
+  Shape shape_;
+  int64_t numel_ = 0;
+  std::shared_ptr<std::byte[]> storage_;
+};
+
+}  // namespace mpa
