@@ -48,7 +48,7 @@ void print_summary(const std::string& name, const Tensor& t) {
   std::printf("\n");
 }
 
-int run(const RunOptions& opt) {
+int run_model(const RunOptions& opt) {
   const auto load_start = std::chrono::steady_clock::now();
   const Model model = load_model(opt.model);
   const int threads = opt.threads > 0 ? opt.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -82,6 +82,17 @@ int run(const RunOptions& opt) {
                 sorted.front(), sorted.back());
   }
   return 0;
+}
+
+int run(const RunOptions& opt) {
+  try {
+    return run_model(opt);
+  } catch (const Error& e) {
+    // Runtime errors name the node; prefix the model file so the one line says where.
+    const std::string message = e.what();
+    if (message.rfind(opt.model, 0) == 0) throw;
+    throw Error(opt.model + ": " + message);
+  }
 }
 
 }  // namespace

@@ -236,6 +236,27 @@ MPA_HD int64_t arg_reduce_row(const T* x, int64_t n, int64_t stride, ArgBetter<k
   return best_index;
 }
 
+// [SECTION] Scans
+
+// Inclusive or exclusive running sum over a strided row, forward or reversed, accumulated in
+// reduce_acc_t<T> and rounded once per output.
+template <class T>
+MPA_HD void cumsum_row(const T* x, T* y, int64_t n, int64_t stride, bool exclusive, bool reverse) {
+  using Acc = reduce_acc_t<T>;
+  Acc sum = Acc(0);
+  for (int64_t k = 0; k < n; ++k) {
+    const int64_t i = (reverse ? n - 1 - k : k) * stride;
+    const Acc v = static_cast<Acc>(load(x[i]));
+    if (exclusive) {
+      y[i] = store_from<T>(sum);
+      sum = red_add(sum, v);
+    } else {
+      sum = red_add(sum, v);
+      y[i] = store_from<T>(sum);
+    }
+  }
+}
+
 // Every accumulator template, for the device compile check: X(Functor template name).
 #define MPA_REDUCE_FUNCTORS(X)                                                                           \
   X(ReduceSumF) X(ReduceMeanF) X(ReduceSumSquareF) X(ReduceL2F) X(ReduceL1F) X(ReduceLogSumF) X(ReduceProdF) \

@@ -73,6 +73,10 @@ struct SigmoidF {
     return e / (T(1) + e);
   }
 };
+struct SwishF {
+  float alpha = 1.0f;
+  template <class T> MPA_HD T operator()(T x) const { return x * SigmoidF{}(T(alpha) * x); }
+};
 struct LeakyReluF {
   float alpha = 0.01f;
   template <class T> MPA_HD T operator()(T x) const { return x >= T(0) ? x : T(alpha) * x; }
@@ -168,7 +172,7 @@ template <class T> struct ClipF {
 
 #define MPA_UNARY_FLOAT_FUNCTORS(X)                                                                         \
   X(SqrtF) X(ExpF) X(LogF) X(ReciprocalF) X(FloorF) X(CeilF) X(RoundF) X(ErfF) X(SinF) X(CosF) X(TanF)      \
-  X(AsinF) X(AcosF) X(AtanF) X(SinhF) X(CoshF) X(AsinhF) X(AcoshF) X(AtanhF) X(TanhF) X(SigmoidF)          \
+  X(AsinF) X(AcosF) X(AtanF) X(SinhF) X(CoshF) X(AsinhF) X(AcoshF) X(AtanhF) X(TanhF) X(SigmoidF) X(SwishF)  \
   X(LeakyReluF) X(EluF) X(SeluF) X(CeluF) X(ThresholdedReluF) X(HardSigmoidF) X(HardSwishF) X(SoftplusF) \
   X(SoftsignF) X(MishF) X(GeluF)
 #define MPA_UNARY_SIGNED_FUNCTORS(X) X(NegF) X(ReluF)

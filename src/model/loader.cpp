@@ -104,7 +104,12 @@ Tensor tensor_from_proto(const onnx::TensorProto& proto, const fs::path& base_di
   }
   require(!proto.has_segment(), what + ": segmented tensors are not supported");
   Shape shape(proto.dims().begin(), proto.dims().end());
-  const int64_t numel = shape_numel(shape);  // fails on negative dims and overflow before any allocation
+  int64_t numel = 0;
+  try {
+    numel = shape_numel(shape);  // negative dims and overflow fail here, before any allocation
+  } catch (const Error& e) {
+    fail(what + ": " + e.what());
+  }
   const DType dtype = static_cast<DType>(type);
   const size_t elem = dtype_size(dtype);
   require(numel <= static_cast<int64_t>((uint64_t{1} << 62) / elem), what + ": shape " + shape_str(shape) + " is too large");

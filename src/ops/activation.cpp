@@ -7,6 +7,7 @@
 namespace mpa {
 
 template <> LeakyReluF make_functor<LeakyReluF>(const OpInit& init) { return {init.get_float("alpha", 0.01f)}; }
+template <> SwishF make_functor<SwishF>(const OpInit& init) { return {init.get_float("alpha", 1.0f)}; }
 template <> EluF make_functor<EluF>(const OpInit& init) { return {init.get_float("alpha", 1.0f)}; }
 template <> SeluF make_functor<SeluF>(const OpInit& init) {
   const SeluF defaults;
@@ -37,6 +38,7 @@ using EluOp = UnaryOp<EluF, TypeSet::Float>;
 using SeluOp = UnaryOp<SeluF, TypeSet::Float>;
 using CeluOp = UnaryOp<CeluF, TypeSet::Float>;
 using SigmoidOp = UnaryOp<SigmoidF, TypeSet::Float>;
+using SwishOp = UnaryOp<SwishF, TypeSet::Float>;
 using HardSigmoidOp = UnaryOp<HardSigmoidF, TypeSet::Float>;
 using HardSwishOp = UnaryOp<HardSwishF, TypeSet::Float>;
 using TanhOp = UnaryOp<TanhF, TypeSet::Float>;
@@ -54,6 +56,7 @@ MPA_REGISTER_OP("", "Elu", EluOp, 1, 6, 22);
 MPA_REGISTER_OP("", "Selu", SeluOp, 1, 6, 22);
 MPA_REGISTER_OP("", "Celu", CeluOp, 12);
 MPA_REGISTER_OP("", "Sigmoid", SigmoidOp, 1, 6, 13);
+MPA_REGISTER_OP("", "Swish", SwishOp, 24);
 MPA_REGISTER_OP("", "HardSigmoid", HardSigmoidOp, 1, 6, 22);
 MPA_REGISTER_OP("", "HardSwish", HardSwishOp, 14, 22);
 MPA_REGISTER_OP("", "Tanh", TanhOp, 1, 6, 13);

@@ -116,20 +116,22 @@ WindowGeometry transposed_geometry(const std::string& label, const WindowAttrs& 
     require(out_pad[d] >= 0, label + ": negative output_padding " + list_str(out_pad));
     const int64_t full = s * (in - 1) + out_pad[d] + keff;  // output size with no padding
     const bool same = a.auto_pad == "SAME_UPPER" || a.auto_pad == "SAME_LOWER";
-    if (!out_shape.empty() || same) {
+    if (same) {
+      // As the ONNX reference: the output is output_shape (or in * stride) and the padding (negative when
+      // the output is larger than the full result) is split with floor division.
       g.out[d] = !out_shape.empty() ? out_shape[d] : in * s;
       const int64_t total = full - g.out[d];
-      require(total >= 0, label + ": output_shape " + std::to_string(g.out[d]) + " exceeds the full output " +
-                              std::to_string(full) + " in spatial dim " + std::to_string(d));
-      // onnxruntime's convention: SAME_UPPER puts the extra padding at the end.
-      g.pad_begin[d] = a.auto_pad == "SAME_LOWER" ? total - total / 2 : total / 2;
+      const int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);
+      g.pad_begin[d] = a.auto_pad == "SAME_UPPER" ? half : total - half;
       g.pad_end[d] = total - g.pad_begin[d];
     } else {
       if (a.auto_pad == "VALID") g.pad_begin[d] = g.pad_end[d] = 0;
-      g.out[d] = full - g.pad_begin[d] - g.pad_end[d];
-      require(g.out[d] > 0, label + ": pads " + list_str(a.pads) + " leave no output in spatial dim " +
-                                std::to_string(d));
+      // An explicit output_shape crops or extends the result (extension holds only the bias).
+      g.out[d] = !out_shape.empty() ? out_shape[d] : full - g.pad_begin[d] - g.pad_end[d];
+      if (!out_shape.empty()) g.pad_end[d] = full - g.pad_begin[d] - g.out[d];
     }
+    require(g.out[d] > 0, label + ": no output left in spatial dim " + std::to_string(d) + " (full size " +
+                              std::to_string(full) + ", pads " + list_str(a.pads) + ")");
   }
   return g;
 }

@@ -1,5 +1,6 @@
 #include "runtime/session.h"
 
+#include <algorithm>
 #include <new>
 #include <set>
 #include <unordered_map>
@@ -109,7 +110,7 @@ void Session::check_feeds(const TensorMap& feeds) const {
             "'" + name + "' is not an input of the model");
 }
 
-TensorMap Session::run(const TensorMap& feeds, const NodeHook& hook) const {
+TensorMap Session::run(const TensorMap& feeds, const NodeHook& hook, RunStats* stats) const {
   check_feeds(feeds);
   cpu::set_num_threads(options_.threads);
   std::unordered_map<std::string, Tensor> values(feeds.begin(), feeds.end());
@@ -146,6 +147,12 @@ TensorMap Session::run(const TensorMap& feeds, const NodeHook& hook) const {
       produced[k] = &(values[node.outputs[k]] = std::move(out));
     }
     if (hook) hook(node, i, produced);
+    if (stats) {
+      size_t bytes = 0;
+      for (const auto& [name, t] : values) bytes += t.nbytes();
+      stats->peak_live_values = std::max(stats->peak_live_values, values.size());
+      stats->peak_live_bytes = std::max(stats->peak_live_bytes, bytes);
+    }
     for (const auto& name : release_after_[i]) values.erase(name);
   }
   TensorMap outputs;

@@ -22,6 +22,12 @@ using NodeHook = std::function<void(const Node& node, size_t node_index, const s
 
 using TensorMap = std::map<std::string, Tensor>;
 
+// What one run held in memory: values alive at once (feeds and intermediates, not initializers).
+struct RunStats {
+  size_t peak_live_values = 0;
+  size_t peak_live_bytes = 0;
+};
+
 struct UnsupportedNode {
   const Node* node;
   std::string reason;
@@ -39,7 +45,7 @@ class Session {
   const Graph& graph() const { return *graph_; }
   // Runs the graph on feeds (one tensor per graph input; inputs backed by an initializer may be fed to
   // override it) and returns the graph outputs by name.
-  TensorMap run(const TensorMap& feeds, const NodeHook& hook = {}) const;
+  TensorMap run(const TensorMap& feeds, const NodeHook& hook = {}, RunStats* stats = nullptr) const;
 
  private:
   void check_feeds(const TensorMap& feeds) const;

@@ -21,7 +21,10 @@ int64_t shape_numel(const Shape& shape) {
 std::string shape_str(const Shape& shape) {
   if (shape.empty()) return "scalar";
   std::string s;
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? "x" : "") + std::to_string(shape[i]);
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i) s += 'x';
+    s += std::to_string(shape[i]);
+  }
   return s;
 }
 

@@ -1,0 +1,96 @@
+// BatchNormalization: y = (x - mean[c]) / sqrt(var[c] + epsilon) * scale[c] + B[c] over x [N, C, D1...].
+// Inference uses the given running statistics. Training (training_mode=1 from opset 14; before that, when
+// any output beyond Y is requested: old exporters leave is_test unset in inference models) uses the batch
+// statistics and also returns running_mean/var = running * momentum + batch * (1 - momentum); opsets
+// below 14 additionally return the batch mean and variance (saved_mean, saved_var).
+// spatial=0 (opsets 1-7): statistics per activation, i.e. scale etc. of shape [C, D1...].
+#include "kernels/normalize.h"
+#include "kernels/reduce.h"
+
+#include "ops/normalize.h"
+#include "ops/op.h"
+#include "ops/reduce.h"
+
+namespace mpa {
+namespace {
+
+class BatchNormalizationOp : public OpKernel {
+ public:
+  explicit BatchNormalizationOp(const OpInit& init)
+      : opset_(init.opset()),
+        epsilon_(init.get_float("epsilon", 1e-5f)),
+        momentum_(init.get_float("momentum", 0.9f)),
+        training_attr_(init.opset() >= 14 && init.get_int("training_mode", 0) != 0),
+        spatial_(init.opset() < 9 ? init.get_int("spatial", 1) != 0 : true) {}
+
+  void compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    const std::string who = ctx.node().label();
+    require(x.rank() >= 2, who + ": input must have rank >= 2 (N, C, ...), got " + shape_str(x.shape()));
+    const int64_t N = x.dim(0);
+    int64_t C = x.dim(1), S = x.numel() / std::max<int64_t>(N * C, 1);
+    if (!spatial_) {  // one statistic per activation: view x as [N, C * S, 1]
+      C *= S;
+      S = 1;
+    }
+    const Tensor &scale_t = ctx.input(1), &bias_t = ctx.input(2), &mean_t = ctx.input(3), &var_t = ctx.input(4);
+    for (const Tensor* t : {&scale_t, &bias_t, &mean_t, &var_t})
+      require(t->numel() == C, who + ": scale, B, mean and var must have " + std::to_string(C) + " elements, got " +
+                                   shape_str(t->shape()));
+    bool training = training_attr_;
+    if (opset_ < 14) {
+      for (size_t i = 1; i < ctx.num_outputs(); ++i) training = training || ctx.output_requested(i);
+    }
+    Tensor& y = ctx.allocate_output(0, x.dtype(), x.shape());
+    visit_float(x.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      using A = compute_t<T>;
+      const std::vector<A> scale = param_vector<A>(scale_t, who), bias = param_vector<A>(bias_t, who);
+      std::vector<A> mean = param_vector<A>(mean_t, who), var = param_vector<A>(var_t, who);
+      const A eps = static_cast<A>(epsilon_);
+      if (training) {
+        const std::vector<A> running_mean = mean, running_var = var;
+        const ReducePlan plan({N, C, S}, {0, 2}, true);
+        const MomentsF<T> moments{};
+        run_reduction(plan, x.data<T>(), moments, [&](int64_t c, const typename MomentsF<T>::Acc& a) {
+          mean[static_cast<size_t>(c)] = static_cast<A>(moments.mean(a));
+          var[static_cast<size_t>(c)] = static_cast<A>(moments.variance(a));
+        });
+        const A m = static_cast<A>(momentum_);
+        auto write = [&](size_t out, const std::vector<A>& values) {
+          if (out >= ctx.num_outputs() || !ctx.output_requested(out)) return;
+          Tensor& t = ctx.allocate_output(out, mean_t.dtype(), mean_t.shape());
+          visit_float(t.dtype(), [&](auto ptag) {
+            using P = typename decltype(ptag)::type;
+            P* p = t.data<P>();
+            for (size_t i = 0; i < values.size(); ++i) p[i] = store<P>(static_cast<compute_t<P>>(values[i]));
+          });
+        };
+        std::vector<A> new_mean(mean.size()), new_var(var.size());
+        for (size_t c = 0; c < mean.size(); ++c) {
+          new_mean[c] = running_mean[c] * m + mean[c] * (A(1) - m);
+          new_var[c] = running_var[c] * m + var[c] * (A(1) - m);
+        }
+        write(1, new_mean);
+        write(2, new_var);
+        write(3, mean);
+        write(4, var);
+      }
+      std::vector<RowStats<A>> stats(static_cast<size_t>(C));
+      for (size_t c = 0; c < stats.size(); ++c) stats[c] = {mean[c], A(1) / dmath::sqrt(var[c] + eps)};
+      normalize_channel_groups(x.data<T>(), y.data<T>(), N, C, S, C, scale.data(), bias.data(),
+                               [&](int64_t, int64_t c, const T*, int64_t) { return stats[static_cast<size_t>(c)]; });
+    });
+  }
+
+ private:
+  int64_t opset_;
+  float epsilon_, momentum_;
+  bool training_attr_, spatial_;
+};
+
+}  // namespace
+
+MPA_REGISTER_OP("", "BatchNormalization", BatchNormalizationOp, 1, 6, 7, 9, 14, 15);
+
+}  // namespace mpa

@@ -1,0 +1,51 @@
+// CumSum (11, 14): running sum along the axis given as a scalar int32/int64 input; exclusive and reverse
+// attributes. Opset 14 adds float16/bfloat16 (accumulated in float, rounded once per output).
+#include "kernels/reduce.h"
+#include "ops/op.h"
+#include "ops/reduce.h"
+
+namespace mpa {
+namespace {
+
+class CumSumOp : public OpKernel {
+ public:
+  explicit CumSumOp(const OpInit& init)
+      : exclusive_(init.get_int("exclusive", 0) != 0), reverse_(init.get_int("reverse", 0) != 0) {}
+
+  void compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    const Tensor& axis_t = ctx.input(1);
+    const std::string who = ctx.node().label();
+    require(axis_t.numel() == 1 && (axis_t.dtype() == DType::Int32 || axis_t.dtype() == DType::Int64),
+            who + ": axis must be a scalar int32/int64 tensor");
+    require(x.rank() > 0, who + ": input must have rank >= 1");
+    const int64_t axis = normalize_axis(axis_t.to_int64_vector()[0], x.rank(), who);
+    const AxisSplit s = split_at_axis(x.shape(), axis);
+    Tensor& y = ctx.allocate_output(0, x.dtype(), x.shape());
+    visit_numeric(x.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      if constexpr (std::is_same_v<T, bool>) {
+        fail(who + ": bool input is not allowed");
+      } else {
+        const T* in = x.data<T>();
+        T* out = y.data<T>();
+        const int64_t lines = s.outer * s.inner;
+        cpu::parallel_for(lines, std::max<int64_t>(1, 16384 / std::max<int64_t>(s.n, 1)), [&](int64_t b, int64_t e) {
+          for (int64_t l = b; l < e; ++l) {
+            const int64_t offset = (l / s.inner) * s.n * s.inner + l % s.inner;
+            cumsum_row(in + offset, out + offset, s.n, s.inner, exclusive_, reverse_);
+          }
+        });
+      }
+    });
+  }
+
+ private:
+  bool exclusive_, reverse_;
+};
+
+}  // namespace
+
+MPA_REGISTER_OP("", "CumSum", CumSumOp, 11, 14);
+
+}  // namespace mpa
