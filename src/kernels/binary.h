@@ -90,7 +90,7 @@ struct PowF {
     if constexpr (std::is_floating_point_v<T>) {
       return dmath::pow(base, static_cast<T>(exponent));
     } else if constexpr (std::is_floating_point_v<E>) {
-      return static_cast<T>(static_cast<long long>(dmath::pow(static_cast<double>(base), static_cast<double>(exponent))));
+      return float_to_integer<T>(dmath::pow(static_cast<double>(base), static_cast<double>(exponent)));
     } else {
       if (is_negative(exponent)) {  // 1 / base^n truncates to 0 unless |base| == 1
         if (base == T(1)) return T(1);

@@ -10,17 +10,10 @@
 #include <type_traits>
 
 #include "kernels/hd.h"
+#include "kernels/math.h"
 #include "tensor/dtype.h"
 
 namespace mpa {
-
-template <class To, class C> MPA_HD To float_to_integer(C x) {
-  constexpr C two63 = C(9223372036854775808.0);
-  if constexpr (std::is_same_v<To, uint64_t>)
-    if (x >= C(0) && x < C(2) * two63) return static_cast<uint64_t>(x);
-  const long long i = (x >= -two63 && x < two63) ? static_cast<long long>(x) : (-9223372036854775807LL - 1);
-  return static_cast<To>(i);
-}
 
 template <class To, class From> MPA_HD To cast_value(From v) {
   using C = compute_t<From>;

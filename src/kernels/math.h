@@ -7,6 +7,8 @@
 #pragma once
 #include <math.h>
 
+#include <cstdint>
+
 #include <type_traits>
 
 #include "kernels/hd.h"
@@ -49,6 +51,16 @@ template <class T> MPA_HD T wrap_add(T a, T b) { return static_cast<T>(static_ca
 template <class T> MPA_HD T wrap_sub(T a, T b) { return static_cast<T>(static_cast<wrap_t<T>>(a) - static_cast<wrap_t<T>>(b)); }
 template <class T> MPA_HD T wrap_mul(T a, T b) { return static_cast<T>(static_cast<wrap_t<T>>(a) * static_cast<wrap_t<T>>(b)); }
 template <class T> MPA_HD T wrap_neg(T a) { return static_cast<T>(wrap_t<T>(0) - static_cast<wrap_t<T>>(a)); }
+
+// Float -> integer conversion that is defined for every input: truncation toward zero in range;
+// outside int64's range and NaN give INT64_MIN (as x86 and numpy), then wrap to the narrower type.
+template <class To, class C> MPA_HD To float_to_integer(C x) {
+  constexpr C two63 = C(9223372036854775808.0);
+  if constexpr (std::is_same_v<To, uint64_t>)
+    if (x >= C(0) && x < C(2) * two63) return static_cast<uint64_t>(x);
+  const long long i = (x >= -two63 && x < two63) ? static_cast<long long>(x) : (-9223372036854775807LL - 1);
+  return static_cast<To>(i);
+}
 
 // True when x < 0; false for unsigned types without a tautological comparison warning.
 template <class T> MPA_HD bool is_negative(T x) {

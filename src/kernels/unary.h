@@ -135,11 +135,12 @@ struct GeluF {
   }
 };
 // Integers compare and shift in double (lambd and bias are floats), then convert back wrapping.
+// Integers compare and shift in double (lambd and bias are floats), then convert back as Cast does.
 struct ShrinkF {
   float lambd = 0.5f, bias = 0.0f;
   template <class T> MPA_HD T operator()(T x) const {
     if constexpr (std::is_integral_v<T>) {
-      return static_cast<T>(static_cast<long long>((*this)(static_cast<double>(x))));
+      return float_to_integer<T>((*this)(static_cast<double>(x)));
     } else {
       if (x < -T(lambd)) return x + T(bias);
       if (x > T(lambd)) return x - T(bias);

@@ -31,15 +31,26 @@ bool simplify(const Shape& shape, const std::vector<int64_t>& ds, const std::vec
 
 constexpr int64_t kTile = 32;
 
-// Runs row_body(dst, src) for every index of the outer dims, in parallel; inner_elems sizes the grain.
+// Unsigned stand-ins for elements of each size, declared may_alias: the storage holds floats, ints or
+// bools, and these loads and stores must not be reordered against typed accesses elsewhere.
+template <size_t N> struct AliasingElementOf;
+template <> struct AliasingElementOf<1> { typedef uint8_t __attribute__((may_alias)) type; };
+template <> struct AliasingElementOf<2> { typedef uint16_t __attribute__((may_alias)) type; };
+template <> struct AliasingElementOf<4> { typedef uint32_t __attribute__((may_alias)) type; };
+template <> struct AliasingElementOf<8> { typedef uint64_t __attribute__((may_alias)) type; };
+template <size_t N> using AliasingElement = typename AliasingElementOf<N>::type;
+
+// Runs row_body(dst, src, block) for every index of the outer dims and every block in [0, blocks), in
+// parallel; block_elems (the work of one call) sizes the grain.
 template <class RowBody>
-void for_each_row(std::byte* dst, const std::byte* src, size_t elem, const std::vector<Dim>& outer, int64_t inner_elems,
-                  RowBody&& row_body) {
+void for_each_row(std::byte* dst, const std::byte* src, size_t elem, const std::vector<Dim>& outer, int64_t block_elems,
+                  int64_t blocks, RowBody&& row_body) {
   int64_t rows = 1;
   for (const Dim& d : outer) rows *= d.size;
-  const int64_t grain = std::max<int64_t>(1, 65536 / std::max<int64_t>(inner_elems, 1));
+  const int64_t grain = std::max<int64_t>(1, 65536 / std::max<int64_t>(block_elems, 1));
   const int64_t e = static_cast<int64_t>(elem);
-  cpu::parallel_for(rows, grain, [&](int64_t begin, int64_t end) {
+  cpu::parallel_for(rows * blocks, grain, [&](int64_t unit_begin, int64_t unit_end) {
+    const int64_t begin = unit_begin / blocks, end = (unit_end + blocks - 1) / blocks;
     const size_t n = outer.size();
     std::vector<int64_t> idx(n);
     int64_t doff = 0, soff = 0, rest = begin;
@@ -50,7 +61,9 @@ void for_each_row(std::byte* dst, const std::byte* src, size_t elem, const std::
       soff += idx[d] * outer[d].src;
     }
     for (int64_t r = begin; r < end; ++r) {
-      row_body(dst + doff * e, src + soff * e);
+      const int64_t first = std::max(unit_begin - r * blocks, int64_t{0});
+      const int64_t last = std::min(unit_end - r * blocks, blocks);
+      for (int64_t b = first; b < last; ++b) row_body(dst + doff * e, src + soff * e, b);
       for (size_t d = n; d-- > 0;) {  // odometer increment
         doff += outer[d].dst;
         soff += outer[d].src;
@@ -90,7 +103,8 @@ void copy_strided(void* dst_ptr, const std::vector<int64_t>& dst_strides, const 
   if (last.dst == 1 && last.src == 1) {  // contiguous inner runs
     dims.pop_back();
     const size_t run_bytes = static_cast<size_t>(last.size * e);
-    for_each_row(dst, src, elem, dims, last.size, [&](std::byte* d, const std::byte* s) { std::memcpy(d, s, run_bytes); });
+    for_each_row(dst, src, elem, dims, last.size, 1,
+                 [&](std::byte* d, const std::byte* s, int64_t) { std::memcpy(d, s, run_bytes); });
     return;
   }
   // A transposed inner pair: dst is contiguous along the last dim, src along another one. Copy in tiles
@@ -102,15 +116,18 @@ void copy_strided(void* dst_ptr, const std::vector<int64_t>& dst_strides, const 
       dims.erase(dims.begin() + static_cast<std::ptrdiff_t>(k));
       dims.pop_back();
       visit_elem_bytes(elem, [&](auto tag) {
-        constexpr size_t E = sizeof(typename decltype(tag)::type);
-        for_each_row(dst, src, elem, dims, a.size * last.size, [&](std::byte* d, const std::byte* s) {
-          for (int64_t i0 = 0; i0 < a.size; i0 += kTile)
-            for (int64_t j0 = 0; j0 < last.size; j0 += kTile) {
+        using U = AliasingElement<sizeof(typename decltype(tag)::type)>;
+        // One block = a band of kTile source-contiguous indices across the whole destination row.
+        const int64_t bands = (a.size + kTile - 1) / kTile;
+        for_each_row(dst, src, elem, dims, kTile * last.size, bands, [&](std::byte* d_row, const std::byte* s_row, int64_t band) {
+          U* d = reinterpret_cast<U*>(d_row);
+          const U* s = reinterpret_cast<const U*>(s_row);
+          const int64_t i0 = band * kTile;
+          for (int64_t j0 = 0; j0 < last.size; j0 += kTile) {
               const int64_t i1 = std::min(a.size, i0 + kTile), j1 = std::min(last.size, j0 + kTile);
-              for (int64_t i = i0; i < i1; ++i)
-                for (int64_t j = j0; j < j1; ++j)
-                  std::memcpy(d + (i * a.dst + j) * static_cast<int64_t>(E), s + (i + j * last.src) * static_cast<int64_t>(E), E);
-            }
+            for (int64_t i = i0; i < i1; ++i)
+              for (int64_t j = j0; j < j1; ++j) d[i * a.dst + j] = s[i + j * last.src];
+          }
         });
       });
       return;
@@ -118,10 +135,11 @@ void copy_strided(void* dst_ptr, const std::vector<int64_t>& dst_strides, const 
   }
   dims.pop_back();
   visit_elem_bytes(elem, [&](auto tag) {
-    constexpr size_t E = sizeof(typename decltype(tag)::type);
-    const int64_t ds = last.dst * static_cast<int64_t>(E), ss = last.src * static_cast<int64_t>(E);
-    for_each_row(dst, src, elem, dims, last.size, [&](std::byte* d, const std::byte* s) {
-      for (int64_t j = 0; j < last.size; ++j) std::memcpy(d + j * ds, s + j * ss, E);
+    using U = AliasingElement<sizeof(typename decltype(tag)::type)>;
+    for_each_row(dst, src, elem, dims, last.size, 1, [&](std::byte* d_row, const std::byte* s_row, int64_t) {
+      U* d = reinterpret_cast<U*>(d_row);
+      const U* s = reinterpret_cast<const U*>(s_row);
+      for (int64_t j = 0; j < last.size; ++j) d[j * last.dst] = s[j * last.src];
     });
   });
 }

@@ -15,85 +15,96 @@ namespace {
 
 enum class PoolKind { Max, Average, Lp };
 
-// For one spatial dim: inputs read by output o are idx[first[o] .. first[o+1]); padded[o] counts window
-// positions inside the padded input (the count_include_pad divisor).
-struct DimWindows {
-  std::vector<int64_t> idx, first, padded;
+// For one spatial dim and output index o: the window reads kernel taps k in [lo, hi) (inside the input) at
+// input index first + k * dilation; padded counts the taps inside the padded input (the
+// count_include_pad divisor).
+struct DimWindow {
+  int64_t first, lo, hi, padded;
 };
 
-std::vector<DimWindows> build_windows(const WindowGeometry& g) {
-  std::vector<DimWindows> dims(g.rank());
+std::vector<std::vector<DimWindow>> build_windows(const WindowGeometry& g) {
+  std::vector<std::vector<DimWindow>> dims(g.rank());
   for (size_t d = 0; d < g.rank(); ++d) {
-    DimWindows& w = dims[d];
+    const int64_t dil = g.dilation[d];
     for (int64_t o = 0; o < g.out[d]; ++o) {
-      w.first.push_back(static_cast<int64_t>(w.idx.size()));
-      int64_t padded = 0;
-      for (int64_t k = 0; k < g.kernel[d]; ++k) {
-        const int64_t i = o * g.stride[d] + k * g.dilation[d] - g.pad_begin[d];
-        if (i < g.in[d] + g.pad_end[d]) ++padded;
-        if (i >= 0 && i < g.in[d]) w.idx.push_back(i);
-      }
-      w.padded.push_back(padded);
+      const int64_t first = o * g.stride[d] - g.pad_begin[d];
+      // Taps with 0 <= first + k*dil < limit, k in [0, kernel).
+      auto upto = [&](int64_t limit) {
+        return limit - 1 - first < 0 ? 0 : std::min(g.kernel[d], (limit - 1 - first) / dil + 1);
+      };
+      const int64_t lo = first >= 0 ? 0 : (-first + dil - 1) / dil;
+      const int64_t hi = std::max(lo, upto(g.in[d]));
+      dims[d].push_back({first, lo, hi, upto(g.in[d] + g.pad_end[d])});
     }
-    w.first.push_back(static_cast<int64_t>(w.idx.size()));
   }
   return dims;
 }
 
-template <class T>
-void pool_planes(PoolKind kind, const T* x, T* y, int64_t* indices, int64_t planes, const WindowGeometry& g,
-                 bool count_include_pad, bool column_major, double p) {
+template <PoolKind kind, class T>
+void pool_planes(const T* x, T* y, int64_t* indices, int64_t planes, const WindowGeometry& g, bool count_include_pad,
+                 bool column_major, double p) {
   using C = std::conditional_t<std::is_integral_v<T>, T, compute_t<T>>;
   const auto dims = build_windows(g);
-  const size_t nd = g.rank();
-  const int64_t in_size = g.in_size(), out_size = g.out_size();
-  // Flat-index multipliers of the input, row-major (data) and for the Indices storage order.
+  const size_t nd = g.rank(), last = nd - 1;
+  const int64_t in_size = g.in_size(), out_size = g.out_size(), dil_last = g.dilation[last];
+  // Flat-index multipliers of the input, row-major (data) and in the Indices storage order.
   std::vector<int64_t> row_stride(nd), index_stride(nd);
   for (size_t d = nd, s = 1; d-- > 0;) row_stride[d] = static_cast<int64_t>(s), s *= static_cast<size_t>(g.in[d]);
   for (size_t d = 0, s = 1; d < nd; ++d) index_stride[d] = static_cast<int64_t>(s), s *= static_cast<size_t>(g.in[d]);
   if (!column_major) index_stride = row_stride;
   cpu::parallel_for(planes, std::max<int64_t>(1, 4096 / std::max<int64_t>(out_size, 1)), [&](int64_t begin, int64_t end) {
-    std::vector<int64_t> o(nd), w(nd);
+    std::vector<int64_t> o(nd), k(nd);
+    std::vector<const DimWindow*> win(nd);
     for (int64_t plane = begin; plane < end; ++plane) {
       const T* xp = x + plane * in_size;
       std::fill(o.begin(), o.end(), 0);
       for (int64_t op = 0; op < out_size; ++op) {
         int64_t valid = 1, padded = 1;
         for (size_t d = 0; d < nd; ++d) {
-          const DimWindows& dw = dims[d];
-          w[d] = dw.first[static_cast<size_t>(o[d])];
-          valid *= dw.first[static_cast<size_t>(o[d]) + 1] - w[d];
-          padded *= dw.padded[static_cast<size_t>(o[d])];
+          win[d] = &dims[d][static_cast<size_t>(o[d])];
+          k[d] = win[d]->lo;
+          valid *= win[d]->hi - win[d]->lo;
+          padded *= win[d]->padded;
         }
         C best = std::numeric_limits<C>::has_infinity ? -std::numeric_limits<C>::infinity()
                                                       : std::numeric_limits<C>::lowest();
         int64_t best_at = -1;
         C sum = 0;
-        for (int64_t v = 0; v < valid; ++v) {  // odometer over the window's valid positions
-          int64_t off = 0, at = 0;
-          for (size_t d = 0; d < nd; ++d) {
-            const int64_t i = dims[d].idx[static_cast<size_t>(w[d])];
-            off += i * row_stride[d];
-            at += i * index_stride[d];
-          }
-          const C value = load(xp[off]);
-          if (kind == PoolKind::Max) {
-            if (value > best || best_at < 0) best = value, best_at = at;
-          } else if (kind == PoolKind::Average) {
-            sum += value;
+        const int64_t lo = win[last]->lo, hi = win[last]->hi;
+        while (valid > 0) {  // one row of the window per pass: outer taps fixed, last dim in a tight loop
+          int64_t off = 0;
+          for (size_t d = 0; d < last; ++d) off += (win[d]->first + k[d] * g.dilation[d]) * row_stride[d];
+          const T* row = xp + off + win[last]->first;
+          if constexpr (kind == PoolKind::Max) {
+            for (int64_t t = lo; t < hi; ++t) {
+              const C v = load(row[t * dil_last]);
+              if (v > best || best_at < 0) {
+                best = v;
+                best_at = t;
+                if (indices) {  // position in the Indices storage order
+                  best_at = (win[last]->first + t * dil_last) * index_stride[last];
+                  for (size_t d = 0; d < last; ++d) best_at += (win[d]->first + k[d] * g.dilation[d]) * index_stride[d];
+                }
+              }
+            }
+          } else if constexpr (kind == PoolKind::Average) {
+            for (int64_t t = lo; t < hi; ++t) sum += load(row[t * dil_last]);
           } else {
-            sum += static_cast<C>(std::pow(std::abs(static_cast<double>(value)), p));
+            for (int64_t t = lo; t < hi; ++t)
+              sum += static_cast<C>(std::pow(std::abs(static_cast<double>(load(row[t * dil_last]))), p));
           }
-          for (size_t d = nd; d-- > 0;) {
-            if (++w[d] < dims[d].first[static_cast<size_t>(o[d]) + 1]) break;
-            w[d] = dims[d].first[static_cast<size_t>(o[d])];
+          size_t d = last;
+          while (d-- > 0) {
+            if (++k[d] < win[d]->hi) break;
+            k[d] = win[d]->lo;
           }
+          if (d == static_cast<size_t>(-1)) break;  // every outer tap visited
         }
         C result;
-        if (kind == PoolKind::Max) {
+        if constexpr (kind == PoolKind::Max) {
           result = best;
           if (indices) indices[plane * out_size + op] = best_at < 0 ? -1 : plane * in_size + best_at;
-        } else if (kind == PoolKind::Average) {
+        } else if constexpr (kind == PoolKind::Average) {
           result = static_cast<C>(sum / static_cast<C>(count_include_pad ? padded : valid));
         } else {
           result = static_cast<C>(std::pow(static_cast<double>(sum), 1.0 / p));
@@ -136,8 +147,15 @@ class PoolOp : public OpKernel {
       indices = ctx.allocate_output(1, DType::Int64, out_shape).data<int64_t>();
     auto run = [&](auto tag) {
       using T = typename decltype(tag)::type;
-      pool_planes<T>(kind_, x.data<T>(), y.data<T>(), indices, x.dim(0) * x.dim(1), g, count_include_pad_,
-                     column_major_, p_);
+      const T* px = x.data<T>();
+      T* py = y.data<T>();
+      const int64_t planes = x.dim(0) * x.dim(1);
+      switch (kind_) {
+        case PoolKind::Max: return pool_planes<PoolKind::Max>(px, py, indices, planes, g, false, column_major_, p_);
+        case PoolKind::Average:
+          return pool_planes<PoolKind::Average>(px, py, nullptr, planes, g, count_include_pad_, false, p_);
+        case PoolKind::Lp: return pool_planes<PoolKind::Lp>(px, py, nullptr, planes, g, false, false, p_);
+      }
     };
     if (kind_ == PoolKind::Max && x.dtype() == DType::Int8) return run(TypeTag<int8_t>{});
     if (kind_ == PoolKind::Max && x.dtype() == DType::UInt8) return run(TypeTag<uint8_t>{});

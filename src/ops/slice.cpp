@@ -1,5 +1,6 @@
 // Slice: starts/ends/axes as attributes before opset 10, as inputs (plus steps) since. Out-of-range
-// starts/ends clamp as numpy does; negative steps walk backwards; a zero step is an error.
+// starts/ends clamp as the spec says ([0, dim] forward; start to [0, dim-1] and end to [-1, dim-1]
+// backward); negative steps walk backwards; a zero step is an error.
 #include <algorithm>
 
 #include "ops/copy_strided.h"

@@ -10,6 +10,22 @@
 namespace mpa {
 namespace {
 
+// Rows [begin, end) of x viewed as [outer, n, inner]; tmp: scratch for n compute values or null.
+template <class Row, class T>
+MPA_VECTOR_CLONES void softmax_rows(const T* in, T* out, int64_t begin, int64_t end, int64_t n, int64_t inner,
+                                    compute_t<T>* scratch_row) {
+  using A = compute_t<T>;
+  for (int64_t r = begin; r < end; ++r) {
+    const int64_t offset = (r / inner) * n * inner + r % inner;
+    A* tmp = scratch_row;
+    if constexpr (std::is_same_v<T, A>) {  // float/double contiguous rows keep the exponentials in the output
+      if (inner == 1) tmp = out + offset;
+    }
+    if (inner == 1) Row{}(in + offset, out + offset, n, int64_t{1}, tmp);  // constant stride: contiguous loops
+    else Row{}(in + offset, out + offset, n, inner, tmp);
+  }
+}
+
 template <class Row> class SoftmaxFamilyOp : public OpKernel {
  public:
   explicit SoftmaxFamilyOp(const OpInit& init)
@@ -35,15 +51,7 @@ template <class Row> class SoftmaxFamilyOp : public OpKernel {
       T* out = y.data<T>();
       const int64_t rows = s.outer * s.inner, n = s.n, inner = s.inner;
       cpu::parallel_for(rows, std::max<int64_t>(1, 8192 / std::max<int64_t>(n, 1)), [&](int64_t b, int64_t e) {
-        A* tmp = nullptr;
-        // Float/double contiguous rows keep the exponentials in the output itself.
-        const bool in_place = std::is_same_v<T, A> && inner == 1;
-        if (!in_place) tmp = scratch<A>(0, static_cast<size_t>(n));
-        for (int64_t r = b; r < e; ++r) {
-          const int64_t offset = (r / inner) * n * inner + r % inner;
-          if (in_place) tmp = reinterpret_cast<A*>(out + offset);
-          Row{}(in + offset, out + offset, n, inner, tmp);
-        }
+        softmax_rows<Row>(in, out, b, e, n, inner, scratch<A>(0, static_cast<size_t>(n)));
       });
     });
   }

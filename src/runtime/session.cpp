@@ -110,6 +110,24 @@ void Session::check_feeds(const TensorMap& feeds) const {
             "'" + name + "' is not an input of the model");
 }
 
+std::vector<Tensor> Session::run_node(size_t index, std::vector<const Tensor*> inputs, const ExecConfig& config) const {
+  const Node& node = graph_->nodes[index];
+  KernelContext ctx(node, std::move(inputs), node.outputs.size(), config);
+  try {
+    kernels_[index]->compute(ctx);
+  } catch (const UnsupportedType& e) {
+    throw UnsupportedType(with_node(node, e.what()));
+  } catch (const Error& e) {
+    fail(with_node(node, e.what()));
+  } catch (const std::bad_alloc&) {
+    fail(node.label() + ": out of memory");
+  }
+  for (size_t k = 0; k < node.outputs.size(); ++k)
+    if (!node.outputs[k].empty() && !ctx.outputs()[k].defined())
+      fail(node.label() + ": produced no value for output '" + node.outputs[k] + "'");
+  return std::move(ctx.outputs());
+}
+
 TensorMap Session::run(const TensorMap& feeds, const NodeHook& hook, RunStats* stats) const {
   check_feeds(feeds);
   cpu::set_num_threads(options_.threads);
@@ -129,23 +147,10 @@ TensorMap Session::run(const TensorMap& feeds, const NodeHook& hook, RunStats* s
       if (!name.empty() && !t) fail(node.label() + ": input '" + name + "' has no value");
       inputs.push_back(t);
     }
-    KernelContext ctx(node, std::move(inputs), node.outputs.size(), config_);
-    try {
-      kernels_[i]->compute(ctx);
-    } catch (const UnsupportedType& e) {
-      throw UnsupportedType(with_node(node, e.what()));
-    } catch (const Error& e) {
-      fail(with_node(node, e.what()));
-    } catch (const std::bad_alloc&) {
-      fail(node.label() + ": out of memory");
-    }
+    std::vector<Tensor> results = run_node(i, std::move(inputs), config_);
     std::vector<const Tensor*> produced(node.outputs.size(), nullptr);
-    for (size_t k = 0; k < node.outputs.size(); ++k) {
-      if (node.outputs[k].empty()) continue;
-      Tensor& out = ctx.outputs()[k];
-      if (!out.defined()) fail(node.label() + ": produced no value for output '" + node.outputs[k] + "'");
-      produced[k] = &(values[node.outputs[k]] = std::move(out));
-    }
+    for (size_t k = 0; k < node.outputs.size(); ++k)
+      if (!node.outputs[k].empty()) produced[k] = &(values[node.outputs[k]] = std::move(results[k]));
     if (hook) hook(node, i, produced);
     if (stats) {
       size_t bytes = 0;

@@ -30,7 +30,10 @@ MPA_HD float half_to_float(uint16_t h) {
   const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
   const uint32_t exponent = (h >> 10) & 0x1Fu;
   uint32_t mantissa = h & 0x3FFu;
-  if (exponent == 0x1F) return bits_float(sign | 0x7F800000u | (mantissa << 13));
+  if (exponent == 0x1F) {  // Inf, or NaN quietened with its payload kept, as F16C's vcvtph2ps does
+    const uint32_t quiet_bit = mantissa != 0 ? 0x00400000u : 0u;
+    return bits_float(sign | 0x7F800000u | (mantissa << 13) | quiet_bit);
+  }
   if (exponent != 0) return bits_float(sign | ((exponent + 112) << 23) | (mantissa << 13));
   if (mantissa == 0) return bits_float(sign);
   // Subnormal: value = mantissa * 2^-24, exact in float.

@@ -4,6 +4,7 @@
 // accumulation type: "GEMM on float inputs with float accumulation" is gemm(float...), FP64 references use
 // gemm(double...). 16-bit-float callers convert their inputs to float first (exact); reduced-precision
 // emulation (rounding inputs to fp16/tf32 first) plugs in before this call. Integer types use a plain loop.
+// Threading: the BLAS itself is single-threaded; gemm() splits C into blocks over the OpenMP threads.
 #pragma once
 #include <cstdint>
 #include <type_traits>
@@ -37,23 +38,18 @@ void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, 
 }
 
 // A batch of independent GEMMs of one geometry; matrix i starts at A + a_offsets[i] etc.
-// Large GEMMs run one after another, each threaded inside the BLAS; batches of small ones run in parallel
-// over the batch with a single-threaded BLAS, which is how attention-shaped MatMuls stay fast.
+// Large GEMMs run one after another, each split over the threads; batches of small ones (attention-shaped
+// MatMuls) run in parallel over the batch, one GEMM per thread.
 template <class T>
 void gemm_batched(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda,
                   const int64_t* a_offsets, const T* B, int64_t ldb, const int64_t* b_offsets, T beta, T* C,
                   int64_t ldc, const int64_t* c_offsets, int64_t batch);
 
-// Holds the BLAS at one thread while in scope (for callers that parallelise over independent GEMMs).
-class SingleThreadedBlas {
- public:
-  SingleThreadedBlas();
-  ~SingleThreadedBlas();
-  SingleThreadedBlas(const SingleThreadedBlas&) = delete;
-  SingleThreadedBlas& operator=(const SingleThreadedBlas&) = delete;
-
- private:
-  bool active_;
-};
+// OpenBLAS 0.3.21 predates Zen 4/5 and runs them on its AVX2 (Haswell) kernels; its AVX-512 (SkylakeX)
+// kernels do about 2x the GEMM throughput there. The kernel set is fixed when the library loads, from
+// OPENBLAS_CORETYPE, so a program that wants them re-executes itself once with the variable set.
+// Call first thing in main(); returns when nothing is to gain (variable already set, CPU without
+// AVX-512, OpenBLAS already on a native kernel set) or when the re-exec failed.
+void prefer_native_blas_kernels(char** argv);
 
 }  // namespace mpa::cpu
