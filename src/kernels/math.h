@@ -8,7 +8,6 @@
 #include <math.h>
 
 #include <cstdint>
-
 #include <type_traits>
 
 #include "kernels/hd.h"

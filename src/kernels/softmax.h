@@ -46,6 +46,8 @@ MPA_HD double fast_exp(double x) { return dmath::exp(x); }
 
 constexpr int kSoftmaxLanes = 8;  // independent partial max/sum chains (vectorise on the CPU)
 
+// Row maximum ignoring NaN (a NaN then turns every exp(x - max) and so the whole row into NaN anyway);
+// branch-free so it vectorises.
 template <class T> MPA_HD compute_t<T> row_max(const T* x, int64_t n, int64_t stride) {
   using A = compute_t<T>;
   A m[kSoftmaxLanes];
@@ -54,13 +56,13 @@ template <class T> MPA_HD compute_t<T> row_max(const T* x, int64_t n, int64_t st
   for (; i + kSoftmaxLanes <= n; i += kSoftmaxLanes)
     for (int k = 0; k < kSoftmaxLanes; ++k) {
       const A v = load(x[(i + k) * stride]);
-      m[k] = (v > m[k] || v != v) ? v : m[k];
+      m[k] = v > m[k] ? v : m[k];
     }
   for (int k = 0; i < n; ++i, ++k) {
     const A v = load(x[i * stride]);
-    m[k] = (v > m[k] || v != v) ? v : m[k];
+    m[k] = v > m[k] ? v : m[k];
   }
-  for (int k = 1; k < kSoftmaxLanes; ++k) m[0] = (m[k] > m[0] || m[k] != m[k]) ? m[k] : m[0];
+  for (int k = 1; k < kSoftmaxLanes; ++k) m[0] = m[k] > m[0] ? m[k] : m[0];
   return m[0];
 }
 

@@ -3,6 +3,7 @@
 // [batch, free_A, contracted] x [batch, contracted, free_B] and multiplied by batched GEMM; a final strided
 // pass orders the result as the output term. Ellipsis dims broadcast (size 1 against n) by stride 0.
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <set>
 

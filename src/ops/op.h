@@ -15,6 +15,7 @@
 
 #include "model/graph.h"
 #include "tensor/dispatch.h"
+#include "tensor/formats.h"
 #include "tensor/tensor.h"
 
 namespace mpa {
@@ -41,9 +42,22 @@ class OpInit {
   int64_t opset_;
 };
 
-// Settings every kernel may read.
+// How GEMM-like ops (MatMul, Gemm, Conv, ConvTranspose) accumulate: cuBLAS CUBLAS_COMPUTE_32F (the
+// default of ONNX Runtime and PyTorch) or CUBLAS_COMPUTE_16F, emulated by rounding partial sums.
+enum class Accumulation : uint8_t { FP32, FP16 };
+// Which GPU runtime's op math to reproduce (docs/numerics.md): `Generic` = float op math, one rounding per
+// op (PyTorch); `OrtCuda` = ONNX Runtime CUDA EP's documented deviations.
+enum class RuntimeProfile : uint8_t { Generic, OrtCuda };
+
+// Settings every kernel may read. `storage` is the format the node's float outputs are stored in (the
+// executor rounds them after compute); kernels read it only for the few places a GPU runtime rounds
+// inside an op (profile rules, fp16 accumulation).
 struct ExecConfig {
   int threads = 1;
+  Format storage = Format::FP32;
+  Accumulation accumulation = Accumulation::FP32;
+  bool tf32_gemm_inputs = false;  // round FP32 GEMM/Conv operands to TF32 (Ampere+ default for convolutions)
+  RuntimeProfile profile = RuntimeProfile::Generic;
 };
 
 // What compute() sees: inputs (nullptr for omitted optional inputs), outputs to fill.

@@ -52,6 +52,21 @@ void pool_planes(const T* x, T* y, int64_t* indices, int64_t planes, const Windo
   for (size_t d = nd, s = 1; d-- > 0;) row_stride[d] = static_cast<int64_t>(s), s *= static_cast<size_t>(g.in[d]);
   for (size_t d = 0, s = 1; d < nd; ++d) index_stride[d] = static_cast<int64_t>(s), s *= static_cast<size_t>(g.in[d]);
   if (!column_major) index_stride = row_stride;
+  // Offsets of every tap of a window that lies wholly inside the input (most windows): those windows
+  // read xp[base + tap_offset[t]] without per-dimension bounds.
+  const int64_t ksize = g.kernel_size();
+  std::vector<int64_t> tap_offset(static_cast<size_t>(ksize)), tap_index(static_cast<size_t>(ksize));
+  for (int64_t t = 0; t < ksize; ++t) {
+    int64_t rest = t, off = 0, at = 0;
+    for (size_t d = nd; d-- > 0;) {
+      const int64_t kd = rest % g.kernel[d];
+      rest /= g.kernel[d];
+      off += kd * g.dilation[d] * row_stride[d];
+      at += kd * g.dilation[d] * index_stride[d];
+    }
+    tap_offset[static_cast<size_t>(t)] = off;
+    tap_index[static_cast<size_t>(t)] = at;
+  }
   cpu::parallel_for(planes, std::max<int64_t>(1, 4096 / std::max<int64_t>(out_size, 1)), [&](int64_t begin, int64_t end) {
     std::vector<int64_t> o(nd), k(nd);
     std::vector<const DimWindow*> win(nd);
@@ -59,19 +74,35 @@ void pool_planes(const T* x, T* y, int64_t* indices, int64_t planes, const Windo
       const T* xp = x + plane * in_size;
       std::fill(o.begin(), o.end(), 0);
       for (int64_t op = 0; op < out_size; ++op) {
-        int64_t valid = 1, padded = 1;
+        int64_t valid = 1, padded = 1, base = 0, base_index = 0;
         for (size_t d = 0; d < nd; ++d) {
           win[d] = &dims[d][static_cast<size_t>(o[d])];
           k[d] = win[d]->lo;
           valid *= win[d]->hi - win[d]->lo;
           padded *= win[d]->padded;
+          base += win[d]->first * row_stride[d];
+          base_index += win[d]->first * index_stride[d];
         }
         C best = std::numeric_limits<C>::has_infinity ? -std::numeric_limits<C>::infinity()
                                                       : std::numeric_limits<C>::lowest();
         int64_t best_at = -1;
         C sum = 0;
         const int64_t lo = win[last]->lo, hi = win[last]->hi;
-        while (valid > 0) {  // one row of the window per pass: outer taps fixed, last dim in a tight loop
+        const bool interior = valid == ksize;
+        if (interior) {
+          const T* xb = xp + base;
+          for (int64_t t = 0; t < ksize; ++t) {
+            const C v = load(xb[tap_offset[static_cast<size_t>(t)]]);
+            if constexpr (kind == PoolKind::Max) {
+              if (v > best || best_at < 0) best = v, best_at = base_index + tap_index[static_cast<size_t>(t)];
+            } else if constexpr (kind == PoolKind::Average) {
+              sum += v;
+            } else {
+              sum += static_cast<C>(std::pow(std::abs(static_cast<double>(v)), p));
+            }
+          }
+        }
+        while (!interior && valid > 0) {  // one row of the window per pass: outer taps fixed, last dim in a tight loop
           int64_t off = 0;
           for (size_t d = 0; d < last; ++d) off += (win[d]->first + k[d] * g.dilation[d]) * row_stride[d];
           const T* row = xp + off + win[last]->first;

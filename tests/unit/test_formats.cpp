@@ -121,10 +121,14 @@ TEST(Formats, EveryFp8CodeRoundTrips) {
     const uint8_t c = static_cast<uint8_t>(code);
     for (bool saturate : {true, false}) {
       const float e4m3 = fp8_e4m3fn_to_float(c);
-      if (!std::isnan(e4m3)) EXPECT_EQ(float_to_fp8_e4m3fn(e4m3, saturate), code) << std::hex << code;
+      if (!std::isnan(e4m3)) {
+        EXPECT_EQ(float_to_fp8_e4m3fn(e4m3, saturate), code) << std::hex << code;
+      }
       const float e5m2 = fp8_e5m2_to_float(c);
       const bool saturated_inf = std::isinf(e5m2) && saturate;
-      if (!std::isnan(e5m2) && !saturated_inf) EXPECT_EQ(float_to_fp8_e5m2(e5m2, saturate), code) << std::hex << code;
+      if (!std::isnan(e5m2) && !saturated_inf) {
+        EXPECT_EQ(float_to_fp8_e5m2(e5m2, saturate), code) << std::hex << code;
+      }
     }
   }
 }
@@ -151,7 +155,9 @@ TEST(Formats, ScalarRoundingLandsOnTheGridAndStaysThere) {
       }
       EXPECT_EQ(float_bits(round_to_format(format, once)), float_bits(once)) << format_name(format) << " " << v;
       const double max_finite = format_traits(format).max_finite;
-      if (std::isfinite(once)) EXPECT_LE(std::fabs(once), max_finite) << format_name(format) << " " << v;
+      if (std::isfinite(once)) {
+        EXPECT_LE(std::fabs(once), max_finite) << format_name(format) << " " << v;
+      }
     }
   }
   EXPECT_EQ(round_to_format(Format::FP16, 65520.f), kInf);

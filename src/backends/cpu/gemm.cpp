@@ -121,8 +121,10 @@ void gemm_batched(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T
     gemm(trans_a, trans_b, M, N, K, alpha, A + a_offsets[i], lda, B + b_offsets[i], ldb, beta, C + c_offsets[i], ldc);
   };
   const double work = static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
-  if (batch > 1 && (work < kParallelGemmWork || !std::is_floating_point_v<T>)) {
-    // Small GEMMs: one per thread at a time (inside the region each GEMM stays on its thread).
+  const bool over_batch = batch >= num_threads() || work < kParallelGemmWork || !std::is_floating_point_v<T>;
+  if (batch > 1 && over_batch) {
+    // One parallel region over the batch (inside it each GEMM stays on its thread): attention-shaped
+    // batches then cost one fork/join instead of one per GEMM, which matters on a busy machine.
     parallel_for(batch, 1, [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) one(i);
     });

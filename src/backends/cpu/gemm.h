@@ -38,8 +38,8 @@ void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, 
 }
 
 // A batch of independent GEMMs of one geometry; matrix i starts at A + a_offsets[i] etc.
-// Large GEMMs run one after another, each split over the threads; batches of small ones (attention-shaped
-// MatMuls) run in parallel over the batch, one GEMM per thread.
+// Batches of at least one GEMM per thread (attention-shaped MatMuls), or of small GEMMs, run in parallel
+// over the batch, one GEMM per thread; a few large GEMMs run one after another, each split over the threads.
 template <class T>
 void gemm_batched(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda,
                   const int64_t* a_offsets, const T* B, int64_t ldb, const int64_t* b_offsets, T beta, T* C,

@@ -17,6 +17,7 @@
 #include "kernels/stored.h"
 #include "kernels/unary.h"
 #include "tensor/dtype.h"
+#include "tensor/formats.h"
 
 namespace mpa::cuda_check {
 
@@ -81,6 +82,12 @@ __global__ void normalize_row_kernel(const T* in, T* out, long rows, long n, con
     NormalizeAffineRow{}(in + r * n, out + r * n, n, st, scale, 1, bias, 1);
     LpNormalizeRow{}(out + r * n, out + r * n, n, 1, 2);
   }
+}
+
+// Number formats: round_to_format reaches every scalar encoder and decoder (FP16, BF16, FP8, TF32).
+__global__ void round_to_format_kernel(const float* in, float* out, long n, Format format, bool fp8_saturate) {
+  for (long i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x)
+    out[i] = round_to_format(format, in[i], fp8_saturate);
 }
 
 // [SECTION] Instantiation helpers: one storage type T, one functor F

@@ -1,0 +1,132 @@
+#include "probes/divergence.h"
+
+namespace mpa::probes {
+
+void Divergence::absorb(const Chunk& c) {
+  compared += c.compared;
+  ref_finite += c.ref_finite;
+  nan += c.nan;
+  inf += c.inf;
+  mismatches += c.mismatches;
+  max_abs = std::max(max_abs, c.max_abs);
+  max_rel = std::max(max_rel, c.max_rel);
+  max_ulp = std::max(max_ulp, c.max_ulp);
+  sum_abs.add(c.sum_abs);
+  sum_sq_err.add(c.sum_sq_err);
+  sum_ref_sq.add(c.sum_ref_sq);
+  sum_tgt_sq.add(c.sum_tgt_sq);
+  sum_ref_tgt.add(c.sum_ref_tgt);
+  sum_ulp.add(c.sum_ulp);
+}
+
+void Divergence::merge(const Divergence& o) {
+  compared += o.compared;
+  ref_finite += o.ref_finite;
+  nan += o.nan;
+  inf += o.inf;
+  mismatches += o.mismatches;
+  max_abs = std::max(max_abs, o.max_abs);
+  max_rel = std::max(max_rel, o.max_rel);
+  max_ulp = std::max(max_ulp, o.max_ulp);
+  sum_abs.add(o.sum_abs);
+  sum_sq_err.add(o.sum_sq_err);
+  sum_ref_sq.add(o.sum_ref_sq);
+  sum_tgt_sq.add(o.sum_tgt_sq);
+  sum_ref_tgt.add(o.sum_ref_tgt);
+  sum_ulp.add(o.sum_ulp);
+  const bool other_worse = o.worst_sample >= 0 &&
+                           (o.worst_sample_max_abs > worst_sample_max_abs ||
+                            (o.worst_sample_max_abs == worst_sample_max_abs && o.worst_sample < worst_sample));
+  if (worst_sample < 0 || other_worse) {
+    worst_sample = o.worst_sample;
+    worst_sample_max_abs = o.worst_sample_max_abs;
+  }
+}
+
+Divergence Divergence::of(const Tensor& ref, const Tensor& tgt, const Params& params, int64_t sample) {
+  require(ref.numel() == tgt.numel(), "reference and target tensors differ in size: " + shape_str(ref.shape()) +
+                                          " vs " + shape_str(tgt.shape()));
+  Divergence d;
+  visit_float(tgt.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* t = static_cast<const T*>(tgt.raw());
+    chunked<Chunk>(
+        ref.numel(),
+        [&](int64_t begin, int64_t end) {
+          Chunk c;
+          for_each_value(ref, begin, end, [&](double r, int64_t i) { c.add(r, static_cast<double>(load(t[i])), params); });
+          return c;
+        },
+        [&](const Chunk& c) { d.absorb(c); });
+  });
+  d.worst_sample = sample;
+  d.worst_sample_max_abs = d.nonfinite() ? INFINITY : d.max_abs;
+  return d;
+}
+
+double Divergence::cosine() const {
+  const double rr = sum_ref_sq.value(), tt = sum_tgt_sq.value();
+  if (!compared) return std::nan("");
+  if (rr == 0 && tt == 0) return 1.0;
+  if (rr == 0 || tt == 0) return 0.0;
+  return sum_ref_tgt.value() / std::sqrt(rr * tt);
+}
+
+double Divergence::sqnr_db() const {
+  if (!compared) return std::nan("");
+  const double signal = sum_ref_sq.value(), noise = sum_sq_err.value();
+  if (noise == 0) return kMaxSqnrDb;
+  if (signal == 0) return -kMaxSqnrDb;
+  return std::min(kMaxSqnrDb, 10 * std::log10(signal / noise));
+}
+
+json Divergence::to_json() const {
+  json j;
+  j["max_abs_err"] = compared ? json(max_abs) : json(nullptr);
+  j["mean_abs_err"] = number_or_null(mean_abs_err());
+  j["rmse"] = number_or_null(rmse());
+  j["max_rel_err"] = compared ? json(max_rel) : json(nullptr);
+  j["cosine"] = number_or_null(cosine());
+  j["sqnr_db"] = number_or_null(sqnr_db());
+  j["mismatch_frac"] = number_or_null(mismatch_frac());
+  j["max_ulp"] = compared ? json(max_ulp) : json(nullptr);
+  j["mean_ulp"] = number_or_null(mean_ulp());
+  j["nan"] = nan;
+  j["inf"] = inf;
+  j["worst_sample"] = worst_sample;
+  j["state"] = {{"compared", compared},
+                {"ref_finite", ref_finite},
+                {"mismatches", mismatches},
+                {"worst_sample_max_abs", number_or_null(worst_sample_max_abs)},
+                {"sum_abs", sum_abs.to_string()},
+                {"sum_sq_err", sum_sq_err.to_string()},
+                {"sum_ref_sq", sum_ref_sq.to_string()},
+                {"sum_tgt_sq", sum_tgt_sq.to_string()},
+                {"sum_ref_tgt", sum_ref_tgt.to_string()},
+                {"sum_ulp", sum_ulp.to_string()}};
+  return j;
+}
+
+Divergence Divergence::from_json(const json& j) {
+  Divergence d;
+  const json& s = j.at("state");
+  d.compared = s.at("compared");
+  d.ref_finite = s.at("ref_finite");
+  d.mismatches = s.at("mismatches");
+  d.nan = j.at("nan");
+  d.inf = j.at("inf");
+  d.max_abs = j.at("max_abs_err").is_null() ? 0 : j.at("max_abs_err").get<double>();
+  d.max_rel = j.at("max_rel_err").is_null() ? 0 : j.at("max_rel_err").get<double>();
+  d.max_ulp = j.at("max_ulp").is_null() ? 0 : j.at("max_ulp").get<double>();
+  d.worst_sample = j.at("worst_sample");
+  d.worst_sample_max_abs = s.at("worst_sample_max_abs").is_null() ? INFINITY : s.at("worst_sample_max_abs").get<double>();
+  d.sum_abs = ExactSum::parse(s.at("sum_abs"));
+  d.sum_sq_err = ExactSum::parse(s.at("sum_sq_err"));
+  d.sum_ref_sq = ExactSum::parse(s.at("sum_ref_sq"));
+  d.sum_tgt_sq = ExactSum::parse(s.at("sum_tgt_sq"));
+  d.sum_ref_tgt = ExactSum::parse(s.at("sum_ref_tgt"));
+  d.sum_ulp = ExactSum::parse(s.at("sum_ulp"));
+  return d;
+}
+
+}  // namespace mpa::probes

@@ -1,0 +1,82 @@
+// Divergence of a target-format run from the reference, element by element:
+//   max_abs_err, mean_abs_err, rmse, max_rel_err = max |t-r| / max(|r|, rel_floor), cosine,
+//   sqnr_db = 10 log10(sum r^2 / sum (t-r)^2), mismatch_frac = share of |t-r| > atol + rtol |r|,
+//   max_ulp / mean_ulp = |t-r| in units of the target format's spacing at |r|,
+//   nan / inf = NaN or Inf in the target where the reference is finite.
+// Error figures are over elements where both runs are finite. sqnr_db is capped at kMaxSqnrDb
+// (an exact match); figures with no element to measure are null in JSON.
+#pragma once
+#include "probes/probe_common.h"
+#include "tensor/formats.h"
+
+namespace mpa::probes {
+
+struct Tolerances {
+  double atol = 1e-3, rtol = 1e-2;
+  // Relative errors divide by max(|ref|, rel_floor); 0 means the target format's smallest normal,
+  // below which the format cannot hold a relative precision anyway.
+  double rel_floor = 0;
+};
+
+struct Divergence {
+  static constexpr double kMaxSqnrDb = 400;
+  struct Params {
+    double atol, rtol, rel_floor, min_exponent;
+    int mantissa_bits;
+    Params(Format f, const Tolerances& t)
+        : atol(t.atol),
+          rtol(t.rtol),
+          rel_floor(t.rel_floor > 0 ? t.rel_floor : format_traits(f).min_normal),
+          min_exponent(std::ilogb(format_traits(f).min_normal)),
+          mantissa_bits(format_traits(f).mantissa_bits) {}
+  };
+  struct Chunk {
+    int64_t compared = 0, ref_finite = 0, nan = 0, inf = 0, mismatches = 0;
+    double max_abs = 0, max_rel = 0, max_ulp = 0;
+    double sum_abs = 0, sum_sq_err = 0, sum_ref_sq = 0, sum_tgt_sq = 0, sum_ref_tgt = 0, sum_ulp = 0;
+    void add(double r, double t, const Params& p) {
+      if (!std::isfinite(r)) return;
+      ++ref_finite;
+      if (std::isnan(t)) return void(++nan);
+      if (std::isinf(t)) return void(++inf);
+      ++compared;
+      const double e = std::fabs(t - r), a = std::fabs(r);
+      max_abs = std::max(max_abs, e);
+      max_rel = std::max(max_rel, e / std::max(a, p.rel_floor));
+      mismatches += e > p.atol + p.rtol * a;
+      const double exponent = a > 0 ? std::max<double>(std::ilogb(a), p.min_exponent) : p.min_exponent;
+      const double ulp = e / std::ldexp(1.0, static_cast<int>(exponent) - p.mantissa_bits);
+      max_ulp = std::max(max_ulp, ulp);
+      sum_ulp += ulp;
+      sum_abs += e;
+      sum_sq_err += e * e;
+      sum_ref_sq += r * r;
+      sum_tgt_sq += t * t;
+      sum_ref_tgt += r * t;
+    }
+  };
+
+  int64_t compared = 0, ref_finite = 0, nan = 0, inf = 0, mismatches = 0;
+  double max_abs = 0, max_rel = 0, max_ulp = 0;
+  ExactSum sum_abs, sum_sq_err, sum_ref_sq, sum_tgt_sq, sum_ref_tgt, sum_ulp;
+  // The sample with the largest max_abs_err (lowest index on ties), -1 before any sample.
+  int64_t worst_sample = -1;
+  double worst_sample_max_abs = -1;
+
+  void absorb(const Chunk& c);
+  void merge(const Divergence& other);
+  // Observes one sample's reference/target pair (same shape) in one pass.
+  static Divergence of(const Tensor& ref, const Tensor& tgt, const Params& params, int64_t sample);
+
+  double mean_abs_err() const { return compared ? sum_abs.value() / static_cast<double>(compared) : std::nan(""); }
+  double rmse() const { return compared ? std::sqrt(sum_sq_err.value() / static_cast<double>(compared)) : std::nan(""); }
+  double cosine() const;
+  double sqnr_db() const;
+  double mismatch_frac() const { return compared ? static_cast<double>(mismatches) / static_cast<double>(compared) : std::nan(""); }
+  double mean_ulp() const { return compared ? sum_ulp.value() / static_cast<double>(compared) : std::nan(""); }
+  int64_t nonfinite() const { return nan + inf; }
+  json to_json() const;
+  static Divergence from_json(const json& j);
+};
+
+}  // namespace mpa::probes

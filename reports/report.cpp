@@ -1,0 +1,314 @@
+#include "reports/report.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "common/error.h"
+#include "io/npy.h"
+#include "model/loader.h"
+
+namespace mpa::report {
+
+// [SECTION] Small pieces
+
+std::string verdict_name(Verdict v) {
+  switch (v) {
+    case Verdict::Safe: return "safe";
+    case Verdict::Warn: return "warn";
+    case Verdict::Unsafe: return "unsafe";
+  }
+  return "safe";
+}
+
+Verdict parse_verdict(const std::string& s) {
+  if (s == "safe") return Verdict::Safe;
+  if (s == "warn") return Verdict::Warn;
+  if (s == "unsafe") return Verdict::Unsafe;
+  fail("unknown verdict '" + s + "'");
+}
+
+json Thresholds::to_json() const {
+  return {{"underflow_warn_frac", underflow_warn_frac},
+          {"underflow_unsafe_frac", underflow_unsafe_frac},
+          {"weight_underflow_warn_frac", weight_underflow_warn_frac},
+          {"weight_underflow_unsafe_frac", weight_underflow_unsafe_frac},
+          {"sqnr_warn_db", sqnr_warn_db},
+          {"sqnr_unsafe_db", sqnr_unsafe_db},
+          {"jump_db", jump_db},
+          {"atol", tolerances.atol},
+          {"rtol", tolerances.rtol},
+          {"rel_floor", tolerances.rel_floor}};
+}
+
+Thresholds Thresholds::from_json(const json& j) {
+  Thresholds t;
+  t.underflow_warn_frac = j.at("underflow_warn_frac");
+  t.underflow_unsafe_frac = j.at("underflow_unsafe_frac");
+  t.weight_underflow_warn_frac = j.at("weight_underflow_warn_frac");
+  t.weight_underflow_unsafe_frac = j.at("weight_underflow_unsafe_frac");
+  t.sqnr_warn_db = j.at("sqnr_warn_db").get<std::map<std::string, double>>();
+  t.sqnr_unsafe_db = j.at("sqnr_unsafe_db").get<std::map<std::string, double>>();
+  t.jump_db = j.at("jump_db");
+  t.tolerances.atol = j.at("atol");
+  t.tolerances.rtol = j.at("rtol");
+  t.tolerances.rel_floor = j.at("rel_floor");
+  return t;
+}
+
+json Config::to_json() const {
+  return {{"reference", reference},     {"targets", targets},
+          {"samples", samples},         {"total_samples", total_samples},
+          {"seed", seed},               {"shard", shard.empty() ? json(nullptr) : json(shard)},
+          {"accumulation", accumulation}, {"tf32", tf32},
+          {"profile", profile},         {"inputs", inputs},
+          {"timing", timing},           {"thresholds", thresholds.to_json()}};
+}
+
+Config Config::from_json(const json& j) {
+  Config c;
+  c.reference = j.at("reference");
+  c.targets = j.at("targets").get<std::vector<std::string>>();
+  c.samples = j.at("samples");
+  c.total_samples = j.at("total_samples");
+  c.seed = j.at("seed");
+  c.shard = j.at("shard").is_null() ? "" : j.at("shard").get<std::string>();
+  c.accumulation = j.at("accumulation");
+  c.tf32 = j.at("tf32");
+  c.profile = j.at("profile");
+  c.inputs = j.at("inputs");
+  c.timing = j.at("timing");
+  c.thresholds = Thresholds::from_json(j.at("thresholds"));
+  return c;
+}
+
+// [SECTION] Writer
+
+namespace {
+
+json divergence_json(const probes::Divergence& d) { return d.to_json(); }
+
+json tensor_json(const TensorStats& t) {
+  json j;
+  j["name"] = t.name;
+  j["shape"] = t.shape;
+  j["dtype"] = t.dtype;
+  if (!t.measured) return j;
+  json ref = t.range.to_json();
+  ref["exp_hist"] = t.hist.to_json();
+  j["reference"] = std::move(ref);
+  json targets = json::object();
+  for (const auto& [fmt, s] : t.targets) {
+    const Format format = *parse_format(fmt);
+    targets[fmt] = {{"overflow", s.fit.overflow},
+                    {"flush_to_zero", s.fit.flush_to_zero},
+                    {"subnormal", s.fit.subnormal},
+                    {"nonzero", s.fit.nonzero},
+                    {"headroom_bits", probes::number_or_null(probes::FormatFit::headroom_bits(format, t.range.absmax()))},
+                    {"propagated", divergence_json(s.propagated)},
+                    {"propagated_exp_hist", s.propagated_hist.to_json()},
+                    {"isolated", divergence_json(s.isolated)}};
+  }
+  j["targets"] = std::move(targets);
+  return j;
+}
+
+json summary_json(const TargetSummary& s) {
+  json outputs = json::array();
+  for (const OutputSummary& o : s.outputs)
+    outputs.push_back({{"name", o.name},
+                       {"max_abs_err", probes::number_or_null(o.max_abs_err)},
+                       {"max_rel_err", probes::number_or_null(o.max_rel_err)},
+                       {"cosine", probes::number_or_null(o.cosine)},
+                       {"sqnr_db", probes::number_or_null(o.sqnr_db)}});
+  return {{"verdict", s.pass ? "pass" : "fail"},
+          {"unsafe_nodes", s.unsafe_nodes},
+          {"warn_nodes", s.warn_nodes},
+          {"first_unsafe", s.first_unsafe.empty() ? json(nullptr) : json(s.first_unsafe)},
+          {"first_error_jump", s.first_error_jump.empty() ? json(nullptr) : json(s.first_error_jump)},
+          {"culprits", s.culprits},
+          {"keep_fp32", s.keep_fp32},
+          {"outputs", outputs}};
+}
+
+}  // namespace
+
+json to_json(const Report& r) {
+  json j;
+  j["schema"] = kSchema;
+  j["tool"] = {{"name", "mpaudit"}, {"version", r.tool_version}};
+  j["model"] = {{"path", r.model_path}, {"sha256", r.model_sha256}, {"opset", r.opset}, {"node_count", r.nodes.size()}};
+  j["config"] = r.config.to_json();
+  j["exp_hist_layout"] = probes::ExpHistogram::layout();
+  json summary = json::object();
+  for (const auto& [fmt, s] : r.summary) summary[fmt] = summary_json(s);
+  j["summary"] = {{"targets", summary}};
+  json nodes = json::array();
+  for (const NodeStats& n : r.nodes) {
+    json node;
+    node["index"] = n.index;
+    node["name"] = n.name;
+    node["op_type"] = n.op_type;
+    node["inputs"] = n.inputs;
+    node["outputs"] = n.outputs;
+    json targets = json::object();
+    for (const auto& [fmt, t] : n.targets) {
+      json reasons = json::array();
+      for (const Reason& reason : t.reasons)
+        reasons.push_back({{"code", reason.code}, {"level", verdict_name(reason.level)}, {"message", reason.message}});
+      targets[fmt] = {{"verdict", verdict_name(t.verdict)}, {"reasons", reasons},
+                      {"propagated_jump_db", probes::number_or_null(t.propagated_jump_db)}};
+    }
+    node["targets"] = targets;
+    json tensors = json::array();
+    for (const TensorStats& t : n.tensors) tensors.push_back(tensor_json(t));
+    node["tensors"] = tensors;
+    json weights = json::array();
+    for (const WeightStats& w : n.weights) {
+      json wt = json::object();
+      for (const auto& [fmt, fit] : w.targets) wt[fmt] = fit.to_json();
+      weights.push_back({{"name", w.name}, {"count", w.count}, {"targets", wt}});
+    }
+    node["weights"] = weights;
+    node["time_ms"] = r.config.timing && r.config.samples > 0
+                          ? json(n.time_ms_total / static_cast<double>(r.config.samples))
+                          : json(nullptr);
+    node["state"] = {{"time_ms_total", n.time_ms_total}};
+    nodes.push_back(std::move(node));
+  }
+  j["nodes"] = std::move(nodes);
+  return j;
+}
+
+// [SECTION] Reader
+
+Report from_json(const json& j) {
+  try {
+    require(j.value("schema", "") == kSchema, "not an mpaudit report (schema '" + j.value("schema", "") +
+                                                  "', expected '" + kSchema + "')");
+    Report r;
+    r.tool_version = j.at("tool").at("version");
+    r.model_path = j.at("model").at("path");
+    r.model_sha256 = j.at("model").at("sha256");
+    r.opset = j.at("model").at("opset");
+    r.config = Config::from_json(j.at("config"));
+    for (const auto& [fmt, s] : j.at("summary").at("targets").items()) {
+      TargetSummary t;
+      t.pass = s.at("verdict") == "pass";
+      t.unsafe_nodes = s.at("unsafe_nodes").get<std::vector<std::string>>();
+      t.warn_nodes = s.at("warn_nodes").get<std::vector<std::string>>();
+      t.keep_fp32 = s.at("keep_fp32").get<std::vector<std::string>>();
+      t.culprits = s.at("culprits").get<std::vector<std::string>>();
+      t.first_unsafe = s.at("first_unsafe").is_null() ? "" : s.at("first_unsafe").get<std::string>();
+      t.first_error_jump = s.at("first_error_jump").is_null() ? "" : s.at("first_error_jump").get<std::string>();
+      for (const json& o : s.at("outputs"))
+        t.outputs.push_back({o.at("name"), probes::number_from(o.at("max_abs_err")), probes::number_from(o.at("max_rel_err")),
+                             probes::number_from(o.at("cosine")), probes::number_from(o.at("sqnr_db"))});
+      r.summary[fmt] = std::move(t);
+    }
+    for (const json& n : j.at("nodes")) {
+      NodeStats node;
+      node.index = n.at("index");
+      node.name = n.at("name");
+      node.op_type = n.at("op_type");
+      node.inputs = n.at("inputs").get<std::vector<std::string>>();
+      node.outputs = n.at("outputs").get<std::vector<std::string>>();
+      node.time_ms_total = n.at("state").at("time_ms_total");
+      for (const auto& [fmt, t] : n.at("targets").items()) {
+        NodeTarget target;
+        target.verdict = parse_verdict(t.at("verdict"));
+        target.propagated_jump_db = probes::number_from(t.at("propagated_jump_db"));
+        for (const json& reason : t.at("reasons"))
+          target.reasons.push_back({reason.at("code"), parse_verdict(reason.at("level")), reason.at("message")});
+        node.targets[fmt] = std::move(target);
+      }
+      for (const json& t : n.at("tensors")) {
+        TensorStats ts;
+        ts.name = t.at("name");
+        ts.shape = t.at("shape").get<Shape>();
+        ts.dtype = t.at("dtype");
+        ts.measured = t.contains("reference");
+        if (ts.measured) {
+          ts.range = probes::RangeProbe::from_json(t.at("reference"));
+          ts.hist = probes::ExpHistogram::from_json(t.at("reference").at("exp_hist"));
+          for (const auto& [fmt, s] : t.at("targets").items()) {
+            TensorTarget tt;
+            tt.fit = probes::FormatFit::from_json(s);
+            tt.propagated = probes::Divergence::from_json(s.at("propagated"));
+            tt.isolated = probes::Divergence::from_json(s.at("isolated"));
+            tt.propagated_hist = probes::ExpHistogram::from_json(s.at("propagated_exp_hist"));
+            ts.targets[fmt] = std::move(tt);
+          }
+        }
+        node.tensors.push_back(std::move(ts));
+      }
+      for (const json& w : n.at("weights")) {
+        WeightStats ws;
+        ws.name = w.at("name");
+        ws.count = w.at("count");
+        for (const auto& [fmt, fit] : w.at("targets").items()) ws.targets[fmt] = probes::FormatFit::from_json(fit);
+        node.weights.push_back(std::move(ws));
+      }
+      r.nodes.push_back(std::move(node));
+    }
+    return r;
+  } catch (const json::exception& e) {
+    fail(std::string("malformed report: ") + e.what());
+  }
+}
+
+std::string serialize(const Report& report) { return to_json(report).dump(1) + "\n"; }
+
+Report read_report(const std::string& path) {
+  const std::string text = read_file_bytes(path, uint64_t{4} << 30);
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::exception& e) {
+    fail(path + ": not JSON: " + e.what());
+  }
+  try {
+    return from_json(j);
+  } catch (const Error& e) {
+    fail(path + ": " + e.what());
+  }
+}
+
+void write_report(const std::string& path, const Report& report) { write_file_atomic(path, serialize(report)); }
+
+// [SECTION] Merge
+
+void Report::merge(const Report& o) {
+  require(model_sha256 == o.model_sha256, "reports are of different models (sha256 " + model_sha256.substr(0, 12) +
+                                              " vs " + o.model_sha256.substr(0, 12) + ")");
+  json mine = config.to_json(), theirs = o.config.to_json();
+  for (const char* key : {"samples", "shard"}) {
+    mine.erase(key);
+    theirs.erase(key);
+  }
+  require(mine == theirs, "reports were made with different settings: " + mine.dump() + " vs " + theirs.dump());
+  require(nodes.size() == o.nodes.size(), "reports differ in node count");
+  config.samples += o.config.samples;
+  config.shard = config.samples == config.total_samples ? "" : "partial";
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    NodeStats& a = nodes[i];
+    const NodeStats& b = o.nodes[i];
+    require(a.name == b.name && a.tensors.size() == b.tensors.size(), "reports differ at node " + a.name);
+    a.time_ms_total += b.time_ms_total;
+    for (size_t k = 0; k < a.tensors.size(); ++k) {
+      TensorStats& x = a.tensors[k];
+      const TensorStats& y = b.tensors[k];
+      if (!x.measured || !y.measured) continue;
+      x.range.merge(y.range);
+      x.hist.merge(y.hist);
+      for (auto& [fmt, t] : x.targets) {
+        const TensorTarget& u = y.targets.at(fmt);
+        t.fit.merge(u.fit);
+        t.propagated_hist.merge(u.propagated_hist);
+        t.propagated.merge(u.propagated);
+        t.isolated.merge(u.isolated);
+      }
+    }
+  }
+}
+
+}  // namespace mpa::report

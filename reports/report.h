@@ -1,0 +1,131 @@
+// The report model: what an audit measured, per node and output tensor, per target format. The JSON
+// writer/reader below is the only interface between the engine and its consumers (CI gates, `merge`,
+// the dashboard). Schema: reports/schema/mpaudit.report.1.json. Versioned by kSchema.
+#pragma once
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "probes/divergence.h"
+#include "probes/exp_histogram.h"
+#include "probes/format_fit.h"
+#include "probes/range_probe.h"
+
+namespace mpa::report {
+
+using json = probes::json;
+inline constexpr const char* kSchema = "mpaudit.report/1";
+
+enum class Verdict { Safe, Warn, Unsafe };
+std::string verdict_name(Verdict v);
+Verdict parse_verdict(const std::string& s);
+
+// Thresholds that turn statistics into verdicts (defaults documented in README "Verdicts").
+struct Thresholds {
+  double underflow_warn_frac = 0.01;    // share of nonzero reference values flushed to zero
+  double underflow_unsafe_frac = 0.25;
+  double weight_underflow_warn_frac = 0.01;
+  double weight_underflow_unsafe_frac = 0.5;
+  // Isolated SQNR below which a node loses precision, per target format (dB).
+  std::map<std::string, double> sqnr_warn_db = {{"fp16", 40}, {"bf16", 25}, {"tf32", 40}, {"fp8e4m3", 15}, {"fp8e5m2", 10}};
+  std::map<std::string, double> sqnr_unsafe_db = {{"fp16", 20}, {"bf16", 12}, {"tf32", 20}, {"fp8e4m3", 8}, {"fp8e5m2", 5}};
+  double jump_db = 20;  // a propagated-SQNR drop this large below a node's inputs marks an error jump
+  probes::Tolerances tolerances;
+  json to_json() const;
+  static Thresholds from_json(const json& j);
+};
+
+struct Config {
+  std::string reference = "fp32";
+  std::vector<std::string> targets;
+  int64_t samples = 0;        // samples audited (in this shard)
+  int64_t total_samples = 0;  // samples in the whole set
+  uint64_t seed = 0;
+  std::string shard;          // "K/N" or "" for the whole set
+  std::string accumulation = "fp32";
+  bool tf32 = false;
+  std::string profile = "generic";
+  std::string inputs;         // how inputs were made ("random normal", a folder, files)
+  bool timing = false;
+  Thresholds thresholds;
+  json to_json() const;
+  static Config from_json(const json& j);
+};
+
+struct TensorTarget {
+  probes::FormatFit fit;              // reference values against the format
+  probes::ExpHistogram propagated_hist;
+  probes::Divergence propagated, isolated;
+};
+
+struct TensorStats {
+  std::string name;
+  Shape shape;
+  std::string dtype;
+  bool measured = false;  // floating tensors only; integer/bool outputs carry shape and type
+  probes::RangeProbe range;
+  probes::ExpHistogram hist;
+  std::map<std::string, TensorTarget> targets;
+};
+
+struct WeightStats {
+  std::string name;
+  int64_t count = 0;
+  std::map<std::string, probes::FormatFit> targets;
+};
+
+struct Reason {
+  std::string code;  // overflow | underflow | precision_loss | nonfinite | weight_overflow | weight_underflow
+  Verdict level = Verdict::Warn;
+  std::string message;
+};
+
+struct NodeTarget {
+  Verdict verdict = Verdict::Safe;
+  std::vector<Reason> reasons;
+  double propagated_jump_db = 0;  // drop of propagated SQNR below the node's inputs
+};
+
+struct NodeStats {
+  int64_t index = 0;
+  std::string name, op_type;
+  std::vector<std::string> inputs, outputs;
+  std::vector<TensorStats> tensors;
+  std::vector<WeightStats> weights;
+  std::map<std::string, NodeTarget> targets;
+  double time_ms_total = 0;  // reference run, summed over samples (only with config.timing)
+};
+
+struct OutputSummary {
+  std::string name;
+  double max_abs_err = 0, max_rel_err = 0, cosine = 1, sqnr_db = 0;
+};
+
+struct TargetSummary {
+  bool pass = true;
+  std::vector<std::string> unsafe_nodes, warn_nodes, keep_fp32;
+  std::string first_unsafe, first_error_jump;
+  std::vector<std::string> culprits;  // by isolated contribution, worst first
+  std::vector<OutputSummary> outputs;
+};
+
+struct Report {
+  std::string tool_version;
+  std::string model_path, model_sha256;
+  int64_t opset = 0;
+  Config config;
+  std::vector<NodeStats> nodes;
+  std::map<std::string, TargetSummary> summary;
+
+  // Joins statistics of the same model and config measured on other samples (fails when they differ).
+  void merge(const Report& other);
+};
+
+json to_json(const Report& report);
+Report from_json(const json& j);
+std::string serialize(const Report& report);  // deterministic text, 1-space indent
+Report read_report(const std::string& path);
+void write_report(const std::string& path, const Report& report);  // atomic
+
+}  // namespace mpa::report
