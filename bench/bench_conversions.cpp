@@ -39,8 +39,10 @@ void bench_encode(benchmark::State& state, ConversionPath path, bool bfloat) {
   const std::vector<float>& in = sample_floats();
   std::vector<uint16_t> out(kElements);
   for (auto _ : state) {
-    if (bfloat) floats_to_bfloat16(in.data(), out.data(), kElements, path);
-    else floats_to_half(in.data(), out.data(), kElements, path);
+    if (bfloat)
+      floats_to_bfloat16(in.data(), out.data(), kElements, path);
+    else
+      floats_to_half(in.data(), out.data(), kElements, path);
     benchmark::DoNotOptimize(out.data());
     benchmark::ClobberMemory();
   }
@@ -49,12 +51,16 @@ void bench_encode(benchmark::State& state, ConversionPath path, bool bfloat) {
 
 void bench_decode(benchmark::State& state, ConversionPath path, bool bfloat) {
   std::vector<uint16_t> in(kElements);
-  if (bfloat) floats_to_bfloat16(sample_floats().data(), in.data(), kElements);
-  else floats_to_half(sample_floats().data(), in.data(), kElements);
+  if (bfloat)
+    floats_to_bfloat16(sample_floats().data(), in.data(), kElements);
+  else
+    floats_to_half(sample_floats().data(), in.data(), kElements);
   std::vector<float> out(kElements);
   for (auto _ : state) {
-    if (bfloat) bfloat16s_to_float(in.data(), out.data(), kElements, path);
-    else halves_to_float(in.data(), out.data(), kElements, path);
+    if (bfloat)
+      bfloat16s_to_float(in.data(), out.data(), kElements, path);
+    else
+      halves_to_float(in.data(), out.data(), kElements, path);
     benchmark::DoNotOptimize(out.data());
     benchmark::ClobberMemory();
   }
@@ -86,8 +92,8 @@ int main(int argc, char** argv) {
     benchmark::RegisterBenchmark(("halves_to_float" + suffix).c_str(), bench_decode, path, false);
     benchmark::RegisterBenchmark(("bfloat16s_to_float" + suffix).c_str(), bench_decode, path, true);
     for (Format format : {Format::FP16, Format::BF16, Format::TF32, Format::FP8E4M3FN, Format::FP8E5M2})
-      benchmark::RegisterBenchmark(("round_to_format_" + std::string(format_name(format)) + suffix).c_str(), bench_round,
-                                   path, format);
+      benchmark::RegisterBenchmark(("round_to_format_" + std::string(format_name(format)) + suffix).c_str(),
+                                   bench_round, path, format);
   }
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

@@ -43,7 +43,8 @@ void Divergence::merge(const Divergence& o) {
   }
 }
 
-Divergence Divergence::of(const Tensor& ref, const Tensor& tgt, const Params& params, int64_t sample) {
+Divergence Divergence::of(const Tensor& ref, const Tensor& tgt, const Params& params, int64_t sample,
+                          ExpHistogram* target_hist) {
   require(ref.numel() == tgt.numel(), "reference and target tensors differ in size: " + shape_str(ref.shape()) +
                                           " vs " + shape_str(tgt.shape()));
   Divergence d;
@@ -54,10 +55,17 @@ Divergence Divergence::of(const Tensor& ref, const Tensor& tgt, const Params& pa
         ref.numel(),
         [&](int64_t begin, int64_t end) {
           Chunk c;
-          for_each_value(ref, begin, end, [&](double r, int64_t i) { c.add(r, static_cast<double>(load(t[i])), params); });
+          for_each_value(ref, begin, end, [&](double r, int64_t i) {
+            const double x = static_cast<double>(load(t[i]));
+            c.add(r, x, params);
+            if (target_hist) c.target_hist.add(x);
+          });
           return c;
         },
-        [&](const Chunk& c) { d.absorb(c); });
+        [&](const Chunk& c) {
+          d.absorb(c);
+          if (target_hist) target_hist->absorb(c.target_hist);
+        });
   });
   d.worst_sample = sample;
   d.worst_sample_max_abs = d.nonfinite() ? INFINITY : d.max_abs;

@@ -6,6 +6,7 @@
 // Error figures are over elements where both runs are finite. sqnr_db is capped at kMaxSqnrDb
 // (an exact match); figures with no element to measure are null in JSON.
 #pragma once
+#include "probes/exp_histogram.h"
 #include "probes/probe_common.h"
 #include "tensor/formats.h"
 
@@ -31,6 +32,7 @@ struct Divergence {
           mantissa_bits(format_traits(f).mantissa_bits) {}
   };
   struct Chunk {
+    ExpHistogram::Chunk target_hist;
     int64_t compared = 0, ref_finite = 0, nan = 0, inf = 0, mismatches = 0;
     double max_abs = 0, max_rel = 0, max_ulp = 0;
     double sum_abs = 0, sum_sq_err = 0, sum_ref_sq = 0, sum_tgt_sq = 0, sum_ref_tgt = 0, sum_ulp = 0;
@@ -66,7 +68,9 @@ struct Divergence {
   void absorb(const Chunk& c);
   void merge(const Divergence& other);
   // Observes one sample's reference/target pair (same shape) in one pass.
-  static Divergence of(const Tensor& ref, const Tensor& tgt, const Params& params, int64_t sample);
+  // When target_hist is given, the target values' exponent histogram is taken in the same pass.
+  static Divergence of(const Tensor& ref, const Tensor& tgt, const Params& params, int64_t sample,
+                       ExpHistogram* target_hist = nullptr);
 
   double mean_abs_err() const { return compared ? sum_abs.value() / static_cast<double>(compared) : std::nan(""); }
   double rmse() const { return compared ? std::sqrt(sum_sq_err.value() / static_cast<double>(compared)) : std::nan(""); }

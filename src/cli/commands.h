@@ -9,5 +9,7 @@ using Action = std::function<int()>;
 
 Action add_inspect(CLI::App& app);
 Action add_run(CLI::App& app);
+Action add_audit(CLI::App& app);
+Action add_merge(CLI::App& app);
 
 }  // namespace mpa::cli

@@ -16,6 +16,9 @@ int main(int argc, char** argv) {
   };
   add("inspect", "Show a model's opsets, inputs/outputs, op histogram, parameters and unsupported ops", mpa::cli::add_inspect);
   add("run", "Run a model in FP32 and save or summarise its outputs", mpa::cli::add_run);
+  add("audit", "Run a model in FP32 and in low precision side by side and name the layers that break",
+      mpa::cli::add_audit);
+  add("merge", "Join audit reports of the same model made on different samples or machines", mpa::cli::add_merge);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {

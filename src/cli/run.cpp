@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "cli/arg_groups.h"
 #include "cli/commands.h"
 #include "io/inputs.h"
 #include "io/npy.h"
@@ -51,10 +52,9 @@ void print_summary(const std::string& name, const Tensor& t) {
 int run_model(const RunOptions& opt) {
   const auto load_start = std::chrono::steady_clock::now();
   const Model model = load_model(opt.model);
-  const int threads = opt.threads > 0 ? opt.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  Session session(model.graph, SessionOptions{threads});
+  Session session(model.graph, SessionOptions{resolve_threads(opt.threads)});
   const double load_ms = elapsed_ms(load_start);
-  const TensorMap feeds = build_feeds(*model.graph, opt.inputs);
+  const TensorMap feeds = SampleSource(*model.graph, opt.inputs).sample(0);
 
   TensorMap outputs;
   if (opt.repeat > 0) outputs = session.run(feeds);  // warm-up: first-touch allocations and thread start-up
@@ -101,13 +101,9 @@ int run(const RunOptions& opt) {
 Action add_run(CLI::App& app) {
   auto opt = std::make_shared<RunOptions>();
   app.add_option("model", opt->model, "ONNX model file")->required();
-  app.add_option("--input", opt->inputs.files, "NAME=FILE.npy or NAME=FILE.pb (repeatable)");
-  app.add_option("--inputs", opt->inputs.npz, ".npz file with one array per input name");
-  app.add_flag("--random-inputs", opt->inputs.random, "fill inputs not given otherwise with seeded random values");
-  app.add_option("--seed", opt->inputs.seed, "seed for --random-inputs")->default_val(0);
-  app.add_option("--shape", opt->inputs.shapes, "NAME=1x3x224x224: fixes symbolic dims for random inputs");
+  add_input_options(app, opt->inputs, false);
   app.add_option("--save-outputs", opt->save_outputs, "write each graph output as DIR/NAME.npy");
-  app.add_option("--threads", opt->threads, "worker threads (default: all cores)");
+  add_thread_option(app, opt->threads);
   app.add_option("--repeat", opt->repeat, "after one warm-up run, run N times and print load time and median/min/max run time");
   return [opt] { return run(*opt); };
 }

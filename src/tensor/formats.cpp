@@ -189,9 +189,8 @@ void round_to_format(Format format, float* data, int64_t n, ConversionPath path,
         return fp8_e4m3fn_to_float(float_to_fp8_e4m3fn(v, fp8_saturate));
       });
     case Format::FP8E5M2:
-      return map_dispatched(data, data, n, path, [fp8_saturate](float v) {
-        return fp8_e5m2_to_float(float_to_fp8_e5m2(v, fp8_saturate));
-      });
+      return map_dispatched(data, data, n, path,
+                            [fp8_saturate](float v) { return fp8_e5m2_to_float(float_to_fp8_e5m2(v, fp8_saturate)); });
   }
 }
 

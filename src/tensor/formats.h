@@ -22,7 +22,7 @@
 namespace mpa {
 
 enum class Format : uint8_t { FP32, FP16, BF16, FP8E4M3FN, FP8E5M2, TF32, FP64 };
-inline constexpr Format kAllFormats[] = {Format::FP32, Format::FP16,    Format::BF16, Format::FP8E4M3FN,
+inline constexpr Format kAllFormats[] = {Format::FP32,    Format::FP16, Format::BF16, Format::FP8E4M3FN,
                                          Format::FP8E5M2, Format::TF32, Format::FP64};
 
 // What probes need to classify a value against a format: overflow (|x| > max_finite after rounding),
@@ -31,12 +31,12 @@ struct FormatTraits {
   std::string_view name;  // canonical name, as parse_format accepts and reports print it
   int storage_bits;       // bits one element occupies in memory (TF32 lives in a 32-bit register)
   int exponent_bits;
-  int mantissa_bits;      // explicit fraction bits, without the implicit leading one
+  int mantissa_bits;  // explicit fraction bits, without the implicit leading one
   int exponent_bias;
   double max_finite;
   double min_normal;
   double min_subnormal;
-  bool has_inf;           // false for E4M3FN: out-of-range values saturate or become NaN
+  bool has_inf;  // false for E4M3FN: out-of-range values saturate or become NaN
 };
 
 const FormatTraits& format_traits(Format format);

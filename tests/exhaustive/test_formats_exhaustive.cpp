@@ -1,9 +1,8 @@
 // Proofs for src/tensor/formats.h over every float32 bit pattern (2^32 inputs), and for FP8 against
 // ONNX's reference implementation and its backend test data. Label "exhaustive": too slow for the
 // sanitizer build. MPA_PYTHON, MPA_ORACLE_DIR and MPA_ONNX_NODE_TESTS come from tests/CMakeLists.txt.
-#include <onnx/onnx_pb.h>
-
 #include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
 
 #include <cmath>
 #include <cstdio>
@@ -55,14 +54,16 @@ class MismatchLog {
   void check(bool equal, uint32_t input_bits, uint64_t got, uint64_t expected) {
     if (equal) return;
     if (++count_ <= kMaxReportedMismatches)
-      ADD_FAILURE() << what_ << ": input 0x" << std::hex << input_bits << " gave 0x" << got << ", expected 0x" << expected;
+      ADD_FAILURE() << what_ << ": input 0x" << std::hex << input_bits << " gave 0x" << got << ", expected 0x"
+                    << expected;
   }
   // Element-wise comparison of got[] with expected[] for inputs first .. first + n - 1; a memcmp first,
   // since the arrays are nearly always equal and the per-element loop costs seconds over 2^32 inputs.
   template <class T>
   void check_arrays(uint32_t first, const T* got, const T* expected, uint32_t n) {
     if (memcmp(got, expected, n * sizeof(T)) == 0) return;
-    for (uint32_t i = 0; i < n; ++i) check(bit_pattern(got[i]) == bit_pattern(expected[i]), first + i, bit_pattern(got[i]), bit_pattern(expected[i]));
+    for (uint32_t i = 0; i < n; ++i)
+      check(bit_pattern(got[i]) == bit_pattern(expected[i]), first + i, bit_pattern(got[i]), bit_pattern(expected[i]));
   }
   ~MismatchLog() { EXPECT_EQ(count_, 0u) << what_ << ": mismatches in total"; }
 
@@ -295,21 +296,24 @@ TEST(FormatsExhaustive, Fp8MatchesOnnxReferenceImplementation) {
     const uint8_t* expected = reinterpret_cast<const uint8_t*>(cursor);
     cursor += n;
     const bool e4m3 = target.format == Format::FP8E4M3FN;
-    auto encode = [&](float v) { return e4m3 ? float_to_fp8_e4m3fn(v, target.saturate) : float_to_fp8_e5m2(v, target.saturate); };
+    auto encode = [&](float v) {
+      return e4m3 ? float_to_fp8_e4m3fn(v, target.saturate) : float_to_fp8_e5m2(v, target.saturate);
+    };
     auto decode = [&](uint8_t c) { return e4m3 ? fp8_e4m3fn_to_float(c) : fp8_e5m2_to_float(c); };
     MismatchLog log(std::string("fp8 ") + target.name + " vs onnx.reference");
     for (uint32_t i = 0; i < n; ++i) {
       const uint8_t code = encode(floats[i]);
       // NaN encodings: ONNX's reference keeps the sign except for negative signalling NaNs (an ml_dtypes
       // quirk); a NaN only has to stay a NaN.
-      const bool equal = is_nan_bits(inputs[i]) ? std::isnan(decode(code)) && std::isnan(decode(expected[i]))
-                                                : code == expected[i];
+      const bool equal =
+          is_nan_bits(inputs[i]) ? std::isnan(decode(code)) && std::isnan(decode(expected[i])) : code == expected[i];
       log.check(equal, inputs[i], code, expected[i]);
     }
     for (ConversionPath path : {ConversionPath::Scalar, ConversionPath::Avx2, ConversionPath::Avx512}) {
       std::vector<float> rounded = floats;
       round_to_format(target.format, rounded.data(), n, path, target.saturate);
-      MismatchLog round_log(std::string("round_to_format ") + target.name + " " + std::string(conversion_path_name(path)));
+      MismatchLog round_log(std::string("round_to_format ") + target.name + " " +
+                            std::string(conversion_path_name(path)));
       for (uint32_t i = 0; i < n; ++i) {
         const uint32_t scalar = float_bits(round_to_format(target.format, floats[i], target.saturate));
         round_log.check(float_bits(rounded[i]) == scalar, inputs[i], float_bits(rounded[i]), scalar);
@@ -361,7 +365,8 @@ TEST(FormatsExhaustive, Fp8MatchesOnnxBackendCastTests) {
   for (const char* source : {"FLOAT", "FLOAT16"}) {
     for (const char* target : {"FLOAT8E4M3FN", "FLOAT8E5M2"}) {
       for (bool saturate : {true, false}) {
-        const std::string name = std::string("test_cast_") + (saturate ? "" : "no_saturate_") + source + "_to_" + target;
+        const std::string name =
+            std::string("test_cast_") + (saturate ? "" : "no_saturate_") + source + "_to_" + target;
         const std::filesystem::path data = root / name / "test_data_set_0";
         onnx::TensorProto input, output;
         ASSERT_TRUE(input.ParseFromString(read_file(data / "input_0.pb"))) << name;

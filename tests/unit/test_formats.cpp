@@ -79,29 +79,29 @@ TEST(Formats, Fp8E4M3FNFollowsOnnxCast) {
   EXPECT_EQ(float_to_fp8_e4m3fn(1.0f), 0x38);
   EXPECT_EQ(float_to_fp8_e4m3fn(-0.0f), 0x80);
   EXPECT_EQ(float_to_fp8_e4m3fn(448.f), 0x7E);
-  EXPECT_EQ(float_to_fp8_e4m3fn(464.f, false), 0x7E);          // tie between 448 and (NaN) 480: even
-  EXPECT_EQ(float_to_fp8_e4m3fn(464.0001f, false), 0x7F);      // rounds past max: NaN without saturation
+  EXPECT_EQ(float_to_fp8_e4m3fn(464.f, false), 0x7E);      // tie between 448 and (NaN) 480: even
+  EXPECT_EQ(float_to_fp8_e4m3fn(464.0001f, false), 0x7F);  // rounds past max: NaN without saturation
   EXPECT_EQ(float_to_fp8_e4m3fn(-1e6f, false), 0xFF);
   EXPECT_EQ(float_to_fp8_e4m3fn(1e6f, true), 0x7E);
-  EXPECT_EQ(float_to_fp8_e4m3fn(kInf, true), 0x7E);            // ONNX: Inf saturates to max
+  EXPECT_EQ(float_to_fp8_e4m3fn(kInf, true), 0x7E);  // ONNX: Inf saturates to max
   EXPECT_EQ(float_to_fp8_e4m3fn(-kInf, true), 0xFE);
-  EXPECT_EQ(float_to_fp8_e4m3fn(-kInf, false), 0xFF);          // -Inf -> -NaN
+  EXPECT_EQ(float_to_fp8_e4m3fn(-kInf, false), 0xFF);  // -Inf -> -NaN
   EXPECT_EQ(float_to_fp8_e4m3fn(std::nanf(""), true), 0x7F);
   EXPECT_EQ(float_to_fp8_e4m3fn(-std::nanf(""), true), 0xFF);
-  EXPECT_EQ(float_to_fp8_e4m3fn(0x1p-9f), 0x01);               // smallest subnormal
-  EXPECT_EQ(float_to_fp8_e4m3fn(0x1p-10f), 0x00);              // half of it: tie to even zero
+  EXPECT_EQ(float_to_fp8_e4m3fn(0x1p-9f), 0x01);   // smallest subnormal
+  EXPECT_EQ(float_to_fp8_e4m3fn(0x1p-10f), 0x00);  // half of it: tie to even zero
   EXPECT_EQ(float_to_fp8_e4m3fn(0x1.8p-10f), 0x01);
-  EXPECT_EQ(float_to_fp8_e4m3fn(0x1.ep-7f), 0x08);             // 15/16 of min normal rounds up into it
+  EXPECT_EQ(float_to_fp8_e4m3fn(0x1.ep-7f), 0x08);  // 15/16 of min normal rounds up into it
   EXPECT_TRUE(std::isnan(fp8_e4m3fn_to_float(0x7F)));
   EXPECT_TRUE(std::isnan(fp8_e4m3fn_to_float(0xFF)));
-  EXPECT_EQ(fp8_e4m3fn_to_float(0x78), 256.f);                 // the all-ones exponent holds numbers
+  EXPECT_EQ(fp8_e4m3fn_to_float(0x78), 256.f);  // the all-ones exponent holds numbers
 }
 
 TEST(Formats, Fp8E5M2FollowsOnnxCast) {
   EXPECT_EQ(float_to_fp8_e5m2(1.0f), 0x3C);
   EXPECT_EQ(float_to_fp8_e5m2(57344.f), 0x7B);
   EXPECT_EQ(float_to_fp8_e5m2(61439.f, false), 0x7B);
-  EXPECT_EQ(float_to_fp8_e5m2(61440.f, false), 0x7C);          // tie, odd max: rounds up to Inf
+  EXPECT_EQ(float_to_fp8_e5m2(61440.f, false), 0x7C);  // tie, odd max: rounds up to Inf
   EXPECT_EQ(float_to_fp8_e5m2(61440.f, true), 0x7B);
   EXPECT_EQ(float_to_fp8_e5m2(kInf, true), 0x7B);
   EXPECT_EQ(float_to_fp8_e5m2(-kInf, true), 0xFB);

@@ -100,19 +100,6 @@ void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, double al
              });
 }
 
-void prefer_native_blas_kernels(char** argv) {
-  if (std::getenv("OPENBLAS_CORETYPE") || !argv || !argv[0]) return;
-  const char* core = openblas_get_corename();
-  const bool avx2_fallback = core && (std::strcmp(core, "Haswell") == 0 || std::strcmp(core, "Zen") == 0);
-  __builtin_cpu_init();
-  const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
-  if (!avx2_fallback || !avx512) return;
-  setenv("OPENBLAS_CORETYPE", "SkylakeX", 1);
-  execv("/proc/self/exe", argv);  // returns only on failure: carry on with the kernels we have
-  unsetenv("OPENBLAS_CORETYPE");
-}
-
 template <class T>
 void gemm_batched(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda,
                   const int64_t* a_offsets, const T* B, int64_t ldb, const int64_t* b_offsets, T beta, T* C,

@@ -45,11 +45,5 @@ void gemm_batched(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T
                   const int64_t* a_offsets, const T* B, int64_t ldb, const int64_t* b_offsets, T beta, T* C,
                   int64_t ldc, const int64_t* c_offsets, int64_t batch);
 
-// OpenBLAS 0.3.21 predates Zen 4/5 and runs them on its AVX2 (Haswell) kernels; its AVX-512 (SkylakeX)
-// kernels do about 2x the GEMM throughput there. The kernel set is fixed when the library loads, from
-// OPENBLAS_CORETYPE, so a program that wants them re-executes itself once with the variable set.
-// Call first thing in main(); returns when nothing is to gain (variable already set, CPU without
-// AVX-512, OpenBLAS already on a native kernel set) or when the re-exec failed.
-void prefer_native_blas_kernels(char** argv);
 
 }  // namespace mpa::cpu

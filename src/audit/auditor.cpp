@@ -1,0 +1,266 @@
+#include "audit/auditor.h"
+
+#include <chrono>
+#include <unordered_map>
+
+#include "audit/verdict.h"
+#include "probes/nvtx_range.h"
+#include "runtime/precision.h"
+
+namespace mpa {
+
+std::string accumulation_name(Accumulation a) { return a == Accumulation::FP16 ? "fp16" : "fp32"; }
+std::string profile_name(RuntimeProfile p) { return p == RuntimeProfile::OrtCuda ? "ort-cuda" : "generic"; }
+
+namespace {
+
+using ValueMap = std::unordered_map<std::string, Tensor>;
+
+bool is_float(DType t) { return dtype_is_float(t); }
+
+// TF32 is a math mode, not a storage format: tensors stay FP32, GEMM/Conv operands are rounded.
+Format storage_of(Format target) { return target == Format::TF32 ? Format::FP32 : target; }
+
+// One stream of values (reference, or a target's propagated run) with its converted initializers.
+struct Stream {
+  ValueMap values;
+  const std::map<std::string, Tensor>* initializers = nullptr;
+  const Tensor* find(const std::string& name) const {
+    auto it = values.find(name);
+    if (it != values.end()) return &it->second;
+    auto init = initializers->find(name);
+    return init == initializers->end() ? nullptr : &init->second;
+  }
+  std::vector<const Tensor*> inputs_of(const Node& node) const {
+    std::vector<const Tensor*> out;
+    for (const auto& name : node.inputs) {
+      const Tensor* t = name.empty() ? nullptr : find(name);
+      if (!name.empty() && !t) fail(node.label() + ": input '" + name + "' has no value");
+      out.push_back(t);
+    }
+    return out;
+  }
+};
+
+}  // namespace
+
+struct Auditor::Impl {
+  std::shared_ptr<const Graph> graph;
+  AuditOptions options;
+  Session session;
+  ExecConfig reference_config;
+  std::vector<ExecConfig> target_configs;
+  std::map<std::string, Tensor> reference_initializers;
+  std::vector<std::map<std::string, Tensor>> target_initializers;
+  std::vector<report::NodeStats> nodes;
+  std::vector<probes::Divergence::Params> divergence_params;
+  bool observed = false;
+
+  Impl(std::shared_ptr<const Graph> g, AuditOptions o)
+      : graph(std::move(g)), options(std::move(o)), session(graph, SessionOptions{options.threads}) {
+    require(options.reference == Format::FP32 || options.reference == Format::FP64, "the reference must be fp32 or fp64");
+    require(!options.targets.empty(), "no target format to audit");
+    reference_config = session.default_config();
+    reference_config.storage = options.reference;
+    for (const auto& [name, t] : graph->initializers)
+      reference_initializers.emplace(name, options.reference == Format::FP64 ? widen_to_double(t) : t);
+    for (Format target : options.targets) {
+      ExecConfig c = session.default_config();
+      c.storage = storage_of(target);
+      c.accumulation = options.accumulation;
+      c.tf32_gemm_inputs = target == Format::TF32;
+      c.profile = options.profile;
+      target_configs.push_back(c);
+      std::map<std::string, Tensor> converted;  // once per format, not per sample
+      for (const auto& [name, t] : graph->initializers) converted.emplace(name, tensor_in_format(t, c.storage));
+      target_initializers.push_back(std::move(converted));
+      divergence_params.emplace_back(storage_of(target), options.thresholds.tolerances);
+    }
+    build_skeleton();
+  }
+
+  std::string target_name(size_t k) const { return std::string(format_name(options.targets[k])); }
+
+  void build_skeleton() {
+    for (size_t i = 0; i < graph->nodes.size(); ++i) {
+      const Node& node = graph->nodes[i];
+      report::NodeStats stats;
+      stats.index = static_cast<int64_t>(i);
+      stats.name = node.name;
+      stats.op_type = node.domain.empty() ? node.op_type : node.domain + "." + node.op_type;
+      stats.inputs = node.inputs;
+      stats.outputs = node.outputs;
+      for (const auto& name : node.inputs) {
+        auto it = graph->initializers.find(name);
+        if (name.empty() || it == graph->initializers.end() || !is_float(it->second.dtype())) continue;
+        report::WeightStats w;
+        w.name = name;
+        w.count = it->second.numel();
+        for (size_t k = 0; k < options.targets.size(); ++k)
+          w.targets[target_name(k)] = probes::FormatFit::of(it->second, storage_of(options.targets[k]));
+        stats.weights.push_back(std::move(w));
+      }
+      for (size_t k = 0; k < options.targets.size(); ++k) stats.targets[target_name(k)] = {};
+      nodes.push_back(std::move(stats));
+    }
+  }
+
+  // Reference statistics of one output: range, histogram and format fit for every target, one pass.
+  void observe_reference(report::TensorStats& stats, const Tensor& ref) {
+    std::vector<probes::FormatFit::Bounds> bounds;
+    for (Format f : options.targets) bounds.emplace_back(storage_of(f));
+    struct Chunk {
+      probes::RangeProbe::Chunk range;
+      probes::ExpHistogram::Chunk hist;
+      std::vector<probes::FormatFit::Chunk> fits;
+    };
+    probes::RangeProbe range;
+    probes::ExpHistogram hist;
+    std::vector<probes::FormatFit> fits(bounds.size());
+    probes::chunked<Chunk>(
+        ref.numel(),
+        [&](int64_t begin, int64_t end) {
+          Chunk c;
+          c.fits.resize(bounds.size());
+          probes::for_each_value(ref, begin, end, [&](double x, int64_t) {
+            c.range.add(x);
+            c.hist.add(x);
+            for (size_t k = 0; k < bounds.size(); ++k) c.fits[k].add(x, bounds[k]);
+          });
+          return c;
+        },
+        [&](const Chunk& c) {
+          range.absorb(c.range);
+          hist.absorb(c.hist);
+          for (size_t k = 0; k < fits.size(); ++k) fits[k].absorb(c.fits[k]);
+        });
+    stats.range.merge(range);
+    stats.hist.merge(hist);
+    for (size_t k = 0; k < fits.size(); ++k) stats.targets[target_name(k)].fit.merge(fits[k]);
+  }
+
+  void run_sample(const TensorMap& feeds, int64_t sample, const std::function<void(size_t)>& on_node) {
+    session.check_feeds(feeds);
+    const size_t targets = options.targets.size();
+    Stream reference;
+    reference.initializers = &reference_initializers;
+    for (const auto& [name, t] : feeds)
+      reference.values[name] = options.reference == Format::FP64 ? widen_to_double(t) : t;
+    std::vector<Stream> propagated(targets);
+    // Isolated inputs: reference values converted to each target format, cached until their last reader.
+    std::vector<ValueMap> isolated_inputs(targets);
+    for (size_t k = 0; k < targets; ++k) {
+      propagated[k].initializers = &target_initializers[k];
+      for (const auto& [name, t] : feeds) propagated[k].values[name] = tensor_in_format(t, target_configs[k].storage);
+    }
+
+    for (size_t i = 0; i < graph->nodes.size(); ++i) {
+      const Node& node = graph->nodes[i];
+      report::NodeStats& stats = nodes[i];
+      probes::NvtxRange range(node.name.c_str());
+
+      const auto start = std::chrono::steady_clock::now();
+      std::vector<Tensor> ref_out = session.run_node(i, reference.inputs_of(node), reference_config);
+      stats.time_ms_total += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+      if (options.reference == Format::FP64)
+        for (Tensor& t : ref_out) t = t.defined() ? widen_to_double(t) : t;
+
+      bool has_float = false;
+      for (const Tensor& t : ref_out) has_float |= t.defined() && is_float(t.dtype());
+      for (const auto& name : node.inputs) {
+        const Tensor* t = name.empty() ? nullptr : reference.find(name);
+        has_float |= t && is_float(t->dtype());
+      }
+
+      if (stats.tensors.empty())
+        for (size_t o = 0; o < node.outputs.size(); ++o) {
+          report::TensorStats ts;
+          ts.name = node.outputs[o];
+          if (ref_out[o].defined()) {
+            ts.shape = ref_out[o].shape();
+            ts.dtype = dtype_name(options.reference == Format::FP64 && ref_out[o].dtype() == DType::Float64
+                                      ? DType::Float32
+                                      : ref_out[o].dtype());
+            ts.measured = is_float(ref_out[o].dtype());
+          }
+          for (size_t k = 0; k < targets; ++k) ts.targets[target_name(k)] = {};
+          stats.tensors.push_back(std::move(ts));
+        }
+      for (size_t o = 0; o < ref_out.size(); ++o)
+        if (stats.tensors[o].measured && ref_out[o].defined()) observe_reference(stats.tensors[o], ref_out[o]);
+
+      for (size_t k = 0; k < targets; ++k) {
+        const ExecConfig& config = target_configs[k];
+        std::vector<Tensor> prop_out = session.run_node(i, propagated[k].inputs_of(node), config);
+        for (Tensor& t : prop_out)
+          if (t.defined()) round_tensor_to_format(t, config.storage);
+        std::vector<Tensor> iso_out;
+        if (has_float) {
+          std::vector<const Tensor*> iso_in;
+          for (const auto& name : node.inputs) {
+            if (name.empty()) {
+              iso_in.push_back(nullptr);
+              continue;
+            }
+            auto cached = isolated_inputs[k].find(name);
+            if (cached == isolated_inputs[k].end()) {
+              auto init = target_initializers[k].find(name);
+              if (!reference.values.count(name) && init != target_initializers[k].end()) {
+                iso_in.push_back(&init->second);
+                continue;
+              }
+              cached = isolated_inputs[k].emplace(name, tensor_in_format(*reference.find(name), config.storage)).first;
+            }
+            iso_in.push_back(&cached->second);
+          }
+          iso_out = session.run_node(i, std::move(iso_in), config);
+          for (Tensor& t : iso_out)
+            if (t.defined()) round_tensor_to_format(t, config.storage);
+        }
+        const std::string fmt = target_name(k);
+        for (size_t o = 0; o < ref_out.size(); ++o) {
+          report::TensorStats& ts = stats.tensors[o];
+          if (!ts.measured || !ref_out[o].defined() || !prop_out[o].defined()) continue;
+          report::TensorTarget& tt = ts.targets[fmt];
+          if (prop_out[o].numel() == ref_out[o].numel() && is_float(prop_out[o].dtype()))
+            tt.propagated.merge(probes::Divergence::of(ref_out[o], prop_out[o], divergence_params[k], sample,
+                                                       &tt.propagated_hist));
+          if (!iso_out.empty() && iso_out[o].numel() == ref_out[o].numel() && is_float(iso_out[o].dtype()))
+            tt.isolated.merge(probes::Divergence::of(ref_out[o], iso_out[o], divergence_params[k], sample));
+        }
+        for (size_t o = 0; o < node.outputs.size(); ++o)
+          if (!node.outputs[o].empty()) propagated[k].values[node.outputs[o]] = std::move(prop_out[o]);
+      }
+      for (size_t o = 0; o < node.outputs.size(); ++o)
+        if (!node.outputs[o].empty()) reference.values[node.outputs[o]] = std::move(ref_out[o]);
+      for (const auto& name : session.release_after(i)) {
+        reference.values.erase(name);
+        for (size_t k = 0; k < targets; ++k) {
+          propagated[k].values.erase(name);
+          isolated_inputs[k].erase(name);
+        }
+      }
+      if (on_node) on_node(i);
+    }
+    observed = true;
+  }
+};
+
+Auditor::Auditor(std::shared_ptr<const Graph> graph, AuditOptions options)
+    : impl_(std::make_unique<Impl>(std::move(graph), std::move(options))) {}
+Auditor::~Auditor() = default;
+
+void Auditor::observe(const TensorMap& feeds, int64_t sample_index, const std::function<void(size_t)>& on_node) {
+  impl_->run_sample(feeds, sample_index, on_node);
+}
+
+size_t Auditor::node_count() const { return impl_->graph->nodes.size(); }
+
+void Auditor::fill(report::Report& report) const {
+  report.nodes = impl_->nodes;
+  std::vector<std::string> outputs;
+  for (const auto& o : impl_->graph->outputs) outputs.push_back(o.name);
+  evaluate(report, outputs);
+}
+
+}  // namespace mpa

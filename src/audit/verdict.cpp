@@ -1,0 +1,168 @@
+#include "audit/verdict.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <unordered_map>
+
+namespace mpa {
+
+namespace {
+
+using report::NodeStats;
+using report::Reason;
+using report::Verdict;
+
+std::string fmt_g(double v, int digits = 3) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+  return buf;
+}
+
+std::string percent(int64_t part, int64_t whole) {
+  return fmt_g(100.0 * static_cast<double>(part) / static_cast<double>(std::max<int64_t>(whole, 1))) + "%";
+}
+
+// The figures of a node's float outputs for one target, combined over its outputs.
+struct NodeFigures {
+  int64_t overflow = 0, flushed = 0, nonzero = 0, values = 0, iso_nan = 0, iso_inf = 0, prop_nonfinite = 0;
+  double absmax = 0, iso_sqnr = probes::Divergence::kMaxSqnrDb, iso_max_rel = 0,
+         prop_sqnr = probes::Divergence::kMaxSqnrDb;
+  bool measured = false, has_iso = false;
+};
+
+NodeFigures figures_of(const NodeStats& node, const std::string& fmt) {
+  NodeFigures f;
+  for (const auto& t : node.tensors) {
+    if (!t.measured) continue;
+    const report::TensorTarget& tt = t.targets.at(fmt);
+    f.measured = true;
+    f.overflow += tt.fit.overflow;
+    f.flushed += tt.fit.flush_to_zero;
+    f.nonzero += tt.fit.nonzero;
+    f.values += t.range.count;
+    f.absmax = std::max(f.absmax, t.range.absmax());
+    f.prop_nonfinite += tt.propagated.nonfinite();
+    if (tt.propagated.compared) f.prop_sqnr = std::min(f.prop_sqnr, tt.propagated.sqnr_db());
+    if (tt.isolated.ref_finite) {
+      f.has_iso = true;
+      f.iso_nan += tt.isolated.nan;
+      f.iso_inf += tt.isolated.inf;
+      if (tt.isolated.compared && tt.isolated.sum_ref_sq.value() > 0) {
+        f.iso_sqnr = std::min(f.iso_sqnr, tt.isolated.sqnr_db());
+        f.iso_max_rel = std::max(f.iso_max_rel, tt.isolated.max_rel);
+      }
+    }
+  }
+  return f;
+}
+
+}  // namespace
+
+void evaluate(report::Report& report, const std::vector<std::string>& graph_outputs) {
+  const report::Thresholds& th = report.config.thresholds;
+  std::unordered_map<std::string, size_t> producer;
+  for (size_t i = 0; i < report.nodes.size(); ++i)
+    for (const auto& o : report.nodes[i].outputs) producer[o] = i;
+
+  for (const std::string& fmt : report.config.targets) {
+    const Format format = *parse_format(fmt);
+    const Format storage = format == Format::TF32 ? Format::FP32 : format;
+    const FormatTraits& traits = format_traits(storage);
+    const double warn_db = th.sqnr_warn_db.count(fmt) ? th.sqnr_warn_db.at(fmt) : 40;
+    const double unsafe_db = th.sqnr_unsafe_db.count(fmt) ? th.sqnr_unsafe_db.at(fmt) : 20;
+    report::TargetSummary summary;
+    std::vector<NodeFigures> figures(report.nodes.size());
+    std::vector<std::pair<double, size_t>> ranking;  // (isolated score, node) for culprits
+
+    for (size_t i = 0; i < report.nodes.size(); ++i) {
+      NodeStats& node = report.nodes[i];
+      report::NodeTarget target;
+      const NodeFigures f = figures_of(node, fmt);
+      figures[i] = f;
+      auto add = [&](const char* code, Verdict level, std::string message) {
+        target.reasons.push_back({code, level, std::move(message)});
+        target.verdict = std::max(target.verdict, level);
+      };
+      if (f.overflow > 0)
+        add("overflow", Verdict::Unsafe,
+            "reference absmax " + fmt_g(f.absmax) + " exceeds " + fmt + " max " + fmt_g(traits.max_finite, 6) + " in " +
+                std::to_string(f.overflow) + " of " + std::to_string(f.values) + " values");
+      if (f.nonzero > 0) {
+        const double frac = static_cast<double>(f.flushed) / static_cast<double>(f.nonzero);
+        if (frac >= th.underflow_warn_frac)
+          add("underflow", frac >= th.underflow_unsafe_frac ? Verdict::Unsafe : Verdict::Warn,
+              percent(f.flushed, f.nonzero) + " of nonzero reference values (" + std::to_string(f.flushed) + " of " +
+                  std::to_string(f.nonzero) + ") flush to zero in " + fmt + " (|x| <= " +
+                  fmt_g(traits.min_subnormal / 2) + ")");
+      }
+      if (f.iso_nan + f.iso_inf > 0)
+        add("nonfinite", Verdict::Unsafe,
+            "the node alone in " + fmt + " gives " + std::to_string(f.iso_nan) + " NaN and " + std::to_string(f.iso_inf) +
+                " Inf where the reference is finite");
+      // Non-finite values that first appear in the propagated run here, though the node alone stays finite.
+      bool inputs_nonfinite = false;
+      for (const auto& in : node.inputs) {
+        auto p = producer.find(in);
+        if (p != producer.end() && p->second < i && figures[p->second].prop_nonfinite > 0) inputs_nonfinite = true;
+      }
+      if (f.iso_nan + f.iso_inf == 0 && f.prop_nonfinite > 0 && !inputs_nonfinite)
+        add("nonfinite", Verdict::Warn,
+            "the propagated " + fmt + " run first turns non-finite here (" + std::to_string(f.prop_nonfinite) +
+                " values) from errors accumulated upstream");
+      if (f.has_iso && f.iso_sqnr < warn_db)
+        add("precision_loss", f.iso_sqnr < unsafe_db ? Verdict::Unsafe : Verdict::Warn,
+            "isolated " + fmt + " SQNR " + fmt_g(f.iso_sqnr) + " dB (max rel err " + fmt_g(f.iso_max_rel) +
+                ") is below the " + fmt_g(f.iso_sqnr < unsafe_db ? unsafe_db : warn_db) + " dB limit");
+      for (const auto& w : node.weights) {
+        const probes::FormatFit& fit = w.targets.at(fmt);
+        if (fit.overflow > 0)
+          add("weight_overflow", Verdict::Unsafe,
+              "weight '" + w.name + "' has " + std::to_string(fit.overflow) + " of " + std::to_string(w.count) +
+                  " values beyond " + fmt + " max " + fmt_g(traits.max_finite, 6));
+        const double frac = fit.flush_fraction();
+        if (fit.flush_to_zero > 0 && frac >= th.weight_underflow_warn_frac)
+          add("weight_underflow", frac >= th.weight_underflow_unsafe_frac ? Verdict::Unsafe : Verdict::Warn,
+              "weight '" + w.name + "' has " + std::to_string(fit.flush_to_zero) + " of " + std::to_string(fit.nonzero) +
+                  " nonzero values flushing to zero in " + fmt);
+      }
+
+      // Propagated-error jump: how far the propagated SQNR falls below that of the node's inputs.
+      double input_level = probes::Divergence::kMaxSqnrDb;
+      for (const auto& in : node.inputs) {
+        auto p = producer.find(in);
+        if (p != producer.end() && p->second < i && figures[p->second].measured)
+          input_level = std::min(input_level, figures[p->second].prop_sqnr);
+      }
+      target.propagated_jump_db = f.measured ? std::max(0.0, input_level - f.prop_sqnr) : 0.0;
+      const bool jump = f.measured && ((target.propagated_jump_db >= th.jump_db && f.prop_sqnr < warn_db) ||
+                                       (f.prop_nonfinite > 0 && !inputs_nonfinite));
+      if (jump && summary.first_error_jump.empty()) summary.first_error_jump = node.name;
+
+      if (target.verdict == Verdict::Unsafe) summary.unsafe_nodes.push_back(node.name);
+      if (target.verdict == Verdict::Warn) summary.warn_nodes.push_back(node.name);
+      if (target.verdict != Verdict::Safe) {
+        const bool broken = f.overflow > 0 || f.iso_nan + f.iso_inf > 0;
+        ranking.emplace_back(broken ? -1e9 - static_cast<double>(f.overflow + f.iso_nan + f.iso_inf) : f.iso_sqnr, i);
+      }
+      node.targets[fmt] = std::move(target);
+    }
+    std::stable_sort(ranking.begin(), ranking.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (size_t r = 0; r < ranking.size() && r < 10; ++r) summary.culprits.push_back(report.nodes[ranking[r].second].name);
+    summary.first_unsafe = summary.unsafe_nodes.empty() ? "" : summary.unsafe_nodes.front();
+    summary.keep_fp32 = summary.unsafe_nodes;
+    summary.pass = summary.unsafe_nodes.empty();
+    for (const std::string& out : graph_outputs) {
+      auto p = producer.find(out);
+      if (p == producer.end()) continue;
+      for (const auto& t : report.nodes[p->second].tensors) {
+        if (t.name != out || !t.measured) continue;
+        const probes::Divergence& d = t.targets.at(fmt).propagated;
+        summary.outputs.push_back({out, d.nonfinite() ? INFINITY : d.max_abs, d.nonfinite() ? INFINITY : d.max_rel,
+                                   d.cosine(), d.sqnr_db()});
+      }
+    }
+    report.summary[fmt] = std::move(summary);
+  }
+}
+
+}  // namespace mpa

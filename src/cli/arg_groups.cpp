@@ -1,0 +1,28 @@
+#include "cli/arg_groups.h"
+
+#include <thread>
+
+namespace mpa::cli {
+
+void add_input_options(CLI::App& app, InputOptions& o, bool with_samples) {
+  app.add_option("--input", o.files, "NAME=FILE.npy or NAME=FILE.pb (repeatable)")->group("Inputs");
+  app.add_option("--inputs", o.inputs, "FILE.npz (one array per input) or a folder with one sample per subfolder")
+      ->group("Inputs");
+  app.add_flag("--random-inputs", o.random, "fill inputs not given otherwise with seeded random values")->group("Inputs");
+  if (with_samples)
+    app.add_option("--samples", o.samples, "number of random samples (implies --random-inputs)")->group("Inputs");
+  app.add_option("--seed", o.seed, "seed for random inputs")->default_val(0)->group("Inputs");
+  app.add_option("--shape", o.shapes, "NAME=1x3x224x224: fixes symbolic dims of random inputs")->group("Inputs");
+  app.add_option("--dist", o.distributions, "NAME=normal:MEAN,STD | uniform:LO,HI | int:LO,HI for random inputs")
+      ->group("Inputs");
+}
+
+void add_thread_option(CLI::App& app, int& threads) {
+  app.add_option("--threads", threads, "worker threads (default: all cores)");
+}
+
+int resolve_threads(int requested) {
+  return requested > 0 ? requested : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+}  // namespace mpa::cli

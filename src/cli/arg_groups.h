@@ -1,0 +1,15 @@
+// Argument groups shared by subcommands, so every command parses the same options the same way.
+#pragma once
+#include <CLI/CLI.hpp>
+
+#include "io/inputs.h"
+
+namespace mpa::cli {
+
+// --input, --inputs, --random-inputs, --seed, --shape, --dist (and --samples when with_samples).
+void add_input_options(CLI::App& app, InputOptions& options, bool with_samples);
+// --threads (default: every core).
+void add_thread_option(CLI::App& app, int& threads);
+int resolve_threads(int requested);
+
+}  // namespace mpa::cli

@@ -1,0 +1,60 @@
+#include <algorithm>
+
+#include "audit/verdict.h"
+#include "cli/commands.h"
+#include "cli/summary.h"
+#include "model/loader.h"
+
+namespace mpa::cli {
+
+namespace {
+
+struct MergeArgs {
+  std::vector<std::string> reports;
+  std::string output;
+  std::vector<std::string> fail_on;
+  bool quiet = false;
+};
+
+// The graph outputs, as the report's summary lists them.
+std::vector<std::string> graph_outputs(const report::Report& r) {
+  std::vector<std::string> outs;
+  for (const auto& s : r.summary)
+    for (const auto& o : s.second.outputs) outs.push_back(o.name);
+  std::sort(outs.begin(), outs.end());
+  outs.erase(std::unique(outs.begin(), outs.end()), outs.end());
+  return outs;
+}
+
+int merge(const MergeArgs& args) {
+  require(args.reports.size() >= 2, "merge needs at least two reports");
+  report::Report merged = report::read_report(args.reports.front());
+  const std::vector<std::string> outputs = graph_outputs(merged);
+  for (size_t i = 1; i < args.reports.size(); ++i) {
+    try {
+      merged.merge(report::read_report(args.reports[i]));
+    } catch (const Error& e) {
+      const std::string message = e.what();
+      if (message.rfind(args.reports[i], 0) == 0) throw;
+      fail(args.reports[i] + ": " + message);
+    }
+  }
+  evaluate(merged, outputs);
+  report::write_report(args.output, merged);
+  return finish_with_summary(merged, args.fail_on, args.quiet);
+}
+
+}  // namespace
+
+Action add_merge(CLI::App& app) {
+  auto a = std::make_shared<MergeArgs>();
+  app.add_option("reports", a->reports, "reports of the same model and settings, made on different samples")
+      ->required()
+      ->check(CLI::ExistingFile);
+  app.add_option("-o,--output", a->output, "merged report")->required();
+  app.add_option("--fail-on", a->fail_on, "gates, as for audit");
+  app.add_flag("--quiet", a->quiet, "no summary; the exit code still tells");
+  return [a] { return merge(*a); };
+}
+
+}  // namespace mpa::cli

@@ -1,0 +1,59 @@
+#include "cli/summary.h"
+
+#include <cstdio>
+
+#include "audit/gate.h"
+
+namespace mpa::cli {
+
+namespace {
+
+void print_target(const report::Report& r, const std::string& fmt, const report::TargetSummary& s) {
+  std::printf("\n== %s: %zu unsafe, %zu warn of %zu nodes (%lld sample%s, reference %s)\n", fmt.c_str(),
+              s.unsafe_nodes.size(), s.warn_nodes.size(), r.nodes.size(), static_cast<long long>(r.config.samples),
+              r.config.samples == 1 ? "" : "s", r.config.reference.c_str());
+  if (!s.culprits.empty()) std::printf("worst nodes (by their own isolated error):\n");
+  for (const std::string& name : s.culprits) {
+    for (const report::NodeStats& n : r.nodes) {
+      if (n.name != name) continue;
+      const report::NodeTarget& t = n.targets.at(fmt);
+      std::printf("  %-6s #%-4lld %s (%s)\n", report::verdict_name(t.verdict).c_str(), static_cast<long long>(n.index),
+                  n.name.c_str(), n.op_type.c_str());
+      for (const report::Reason& reason : t.reasons)
+        std::printf("           %s: %s\n", reason.code.c_str(), reason.message.c_str());
+    }
+  }
+  if (!s.first_error_jump.empty()) std::printf("propagated error first jumps at: %s\n", s.first_error_jump.c_str());
+  for (const report::OutputSummary& o : s.outputs)
+    std::printf("output %s: max_abs_err %.4g  max_rel_err %.4g  cosine %.6f  sqnr %.1f dB\n", o.name.c_str(),
+                o.max_abs_err, o.max_rel_err, o.cosine, o.sqnr_db);
+  if (!s.keep_fp32.empty()) {
+    std::printf("keep in fp32:");
+    for (const std::string& n : s.keep_fp32) std::printf(" %s", n.c_str());
+    std::printf("\n");
+  }
+}
+
+}  // namespace
+
+int finish_with_summary(const report::Report& report, const std::vector<std::string>& fail_on, bool quiet) {
+  if (!quiet)
+    for (const auto& [fmt, s] : report.summary) print_target(report, fmt, s);
+  bool failed = false;
+  if (fail_on.empty()) {
+    for (const auto& [fmt, s] : report.summary) failed |= !s.pass;
+  } else {
+    for (const GateResult& g : evaluate_gates(report, fail_on)) {
+      failed |= g.failed;
+      if (!quiet && g.failed) std::printf("gate failed: %s (%s)\n", g.expression.c_str(), g.detail.c_str());
+    }
+  }
+  if (!quiet) {
+    std::printf("\nverdict:");
+    for (const auto& [fmt, s] : report.summary) std::printf(" %s %s", fmt.c_str(), s.pass ? "PASS" : "FAIL");
+    std::printf(" -> %s\n", failed ? "FAIL (exit 1)" : "PASS");
+  }
+  return failed ? 1 : 0;
+}
+
+}  // namespace mpa::cli

@@ -1,0 +1,20 @@
+// Emulating a storage format on the CPU: a tensor "in fp16" is a float32 tensor whose every element lies
+// on the fp16 grid. Computing in float and rounding each op's float outputs onto the grid is bit-identical
+// to fp16 storage with float op math (load(fp16) is exact in float), and it serves every format the same
+// way (fp16, bf16, fp8, tf32). docs/numerics.md says where this models a GPU and where it approximates.
+#pragma once
+#include "tensor/formats.h"
+#include "tensor/tensor.h"
+
+namespace mpa {
+
+// Rounds every element of a float32 tensor onto the format's grid, in place and in parallel. Other
+// element types are left alone: integer and bool tensors, and tensors the model itself stores in 16 bits.
+void round_tensor_to_format(Tensor& tensor, Format format);
+// A copy of `tensor` on the format's grid: float32 and float64 become float32 on the grid; other types
+// are shared without copying. For the FP32 format float64 tensors are narrowed to float32.
+Tensor tensor_in_format(const Tensor& tensor, Format format);
+// float32 -> float64 (the FP64 reference); other types are shared without copying.
+Tensor widen_to_double(const Tensor& tensor);
+
+}  // namespace mpa
