@@ -35,6 +35,7 @@ json Thresholds::to_json() const {
           {"sqnr_warn_db", sqnr_warn_db},
           {"sqnr_unsafe_db", sqnr_unsafe_db},
           {"jump_db", jump_db},
+          {"own_loss_db", own_loss_db},
           {"atol", tolerances.atol},
           {"rtol", tolerances.rtol},
           {"rel_floor", tolerances.rel_floor}};
@@ -49,6 +50,7 @@ Thresholds Thresholds::from_json(const json& j) {
   t.sqnr_warn_db = j.at("sqnr_warn_db").get<std::map<std::string, double>>();
   t.sqnr_unsafe_db = j.at("sqnr_unsafe_db").get<std::map<std::string, double>>();
   t.jump_db = j.at("jump_db");
+  t.own_loss_db = j.at("own_loss_db");
   t.tolerances.atol = j.at("atol");
   t.tolerances.rtol = j.at("rtol");
   t.tolerances.rel_floor = j.at("rel_floor");
@@ -106,7 +108,8 @@ json tensor_json(const TensorStats& t) {
                     {"headroom_bits", probes::number_or_null(probes::FormatFit::headroom_bits(format, t.range.absmax()))},
                     {"propagated", divergence_json(s.propagated)},
                     {"propagated_exp_hist", s.propagated_hist.to_json()},
-                    {"isolated", divergence_json(s.isolated)}};
+                    {"isolated", divergence_json(s.isolated)},
+                    {"stored", divergence_json(s.stored)}};
   }
   j["targets"] = std::move(targets);
   return j;
@@ -235,6 +238,7 @@ Report from_json(const json& j) {
             tt.fit = probes::FormatFit::from_json(s);
             tt.propagated = probes::Divergence::from_json(s.at("propagated"));
             tt.isolated = probes::Divergence::from_json(s.at("isolated"));
+            tt.stored = probes::Divergence::from_json(s.at("stored"));
             tt.propagated_hist = probes::ExpHistogram::from_json(s.at("propagated_exp_hist"));
             ts.targets[fmt] = std::move(tt);
           }
@@ -306,6 +310,7 @@ void Report::merge(const Report& o) {
         t.propagated_hist.merge(u.propagated_hist);
         t.propagated.merge(u.propagated);
         t.isolated.merge(u.isolated);
+        t.stored.merge(u.stored);
       }
     }
   }

@@ -186,8 +186,17 @@ struct Auditor::Impl {
           for (size_t k = 0; k < targets; ++k) ts.targets[target_name(k)] = {};
           stats.tensors.push_back(std::move(ts));
         }
-      for (size_t o = 0; o < ref_out.size(); ++o)
-        if (stats.tensors[o].measured && ref_out[o].defined()) observe_reference(stats.tensors[o], ref_out[o]);
+      for (size_t o = 0; o < ref_out.size(); ++o) {
+        if (!stats.tensors[o].measured || !ref_out[o].defined()) continue;
+        observe_reference(stats.tensors[o], ref_out[o]);
+        // The output stored in each format: measured here, and kept as the isolated input of its consumers.
+        for (size_t k = 0; k < targets; ++k) {
+          Tensor stored = tensor_in_format(ref_out[o], target_configs[k].storage);
+          stats.tensors[o].targets[target_name(k)].stored.merge(
+              probes::Divergence::of(ref_out[o], stored, divergence_params[k], sample));
+          if (!node.outputs[o].empty()) isolated_inputs[k][node.outputs[o]] = std::move(stored);
+        }
+      }
 
       for (size_t k = 0; k < targets; ++k) {
         const ExecConfig& config = target_configs[k];

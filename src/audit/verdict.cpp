@@ -26,7 +26,7 @@ std::string percent(int64_t part, int64_t whole) {
 struct NodeFigures {
   int64_t overflow = 0, flushed = 0, nonzero = 0, values = 0, iso_nan = 0, iso_inf = 0, prop_nonfinite = 0;
   double absmax = 0, iso_sqnr = probes::Divergence::kMaxSqnrDb, iso_max_rel = 0,
-         prop_sqnr = probes::Divergence::kMaxSqnrDb;
+         prop_sqnr = probes::Divergence::kMaxSqnrDb, stored_sqnr = probes::Divergence::kMaxSqnrDb;
   bool measured = false, has_iso = false;
 };
 
@@ -43,6 +43,7 @@ NodeFigures figures_of(const NodeStats& node, const std::string& fmt) {
     f.absmax = std::max(f.absmax, t.range.absmax());
     f.prop_nonfinite += tt.propagated.nonfinite();
     if (tt.propagated.compared) f.prop_sqnr = std::min(f.prop_sqnr, tt.propagated.sqnr_db());
+    if (tt.stored.compared) f.stored_sqnr = std::min(f.stored_sqnr, tt.stored.sqnr_db());
     if (tt.isolated.ref_finite) {
       f.has_iso = true;
       f.iso_nan += tt.isolated.nan;
@@ -109,7 +110,17 @@ void evaluate(report::Report& report, const std::vector<std::string>& graph_outp
         add("nonfinite", Verdict::Warn,
             "the propagated " + fmt + " run first turns non-finite here (" + std::to_string(f.prop_nonfinite) +
                 " values) from errors accumulated upstream");
-      if (f.has_iso && f.iso_sqnr < warn_db)
+      // The node's own contribution: how far its isolated SQNR falls below that of its inputs merely stored
+      // in the format (graph inputs and initializers count as exact). A node fed already-degraded values
+      // (a consumer of subnormals) is not blamed for them.
+      double input_floor = probes::Divergence::kMaxSqnrDb;
+      for (const auto& in : node.inputs) {
+        auto p = producer.find(in);
+        if (p != producer.end() && p->second < i && figures[p->second].measured)
+          input_floor = std::min(input_floor, figures[p->second].stored_sqnr);
+      }
+      const double own_loss_db = input_floor - f.iso_sqnr;
+      if (f.has_iso && f.iso_sqnr < warn_db && own_loss_db >= th.own_loss_db)
         add("precision_loss", f.iso_sqnr < unsafe_db ? Verdict::Unsafe : Verdict::Warn,
             "isolated " + fmt + " SQNR " + fmt_g(f.iso_sqnr) + " dB (max rel err " + fmt_g(f.iso_max_rel) +
                 ") is below the " + fmt_g(f.iso_sqnr < unsafe_db ? unsafe_db : warn_db) + " dB limit");
@@ -142,7 +153,7 @@ void evaluate(report::Report& report, const std::vector<std::string>& graph_outp
       if (target.verdict == Verdict::Warn) summary.warn_nodes.push_back(node.name);
       if (target.verdict != Verdict::Safe) {
         const bool broken = f.overflow > 0 || f.iso_nan + f.iso_inf > 0;
-        ranking.emplace_back(broken ? -1e9 - static_cast<double>(f.overflow + f.iso_nan + f.iso_inf) : f.iso_sqnr, i);
+        ranking.emplace_back(broken ? -1e9 - static_cast<double>(f.overflow + f.iso_nan + f.iso_inf) : -own_loss_db, i);
       }
       node.targets[fmt] = std::move(target);
     }

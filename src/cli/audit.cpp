@@ -62,6 +62,7 @@ void apply_threshold(report::Thresholds& t, const std::string& spec) {
                                             {"weight_underflow_warn_frac", &t.weight_underflow_warn_frac},
                                             {"weight_underflow_unsafe_frac", &t.weight_underflow_unsafe_frac},
                                             {"jump_db", &t.jump_db},
+                                            {"own_loss_db", &t.own_loss_db},
                                             {"atol", &t.tolerances.atol},
                                             {"rtol", &t.tolerances.rtol},
                                             {"rel_floor", &t.tolerances.rel_floor}};

@@ -1,0 +1,200 @@
+// Golden audits: small models with a planted, known FP16 failure, each asserting the exact node and
+// reason the audit names, and well-behaved models where nothing may be flagged unsafe.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "audit/auditor.h"
+#include "model/loader.h"
+#include "support/model_builder.h"
+
+using namespace mpa;
+using mpa::test::ModelBuilder;
+
+namespace {
+
+struct Audited {
+  report::Report report;
+  const report::NodeStats& node(const std::string& name) const {
+    for (const auto& n : report.nodes)
+      if (n.name == name) return n;
+    throw std::runtime_error("no node " + name);
+  }
+  bool has_reason(const std::string& node_name, const std::string& code, report::Verdict level,
+                  const std::string& fmt = "fp16") const {
+    for (const auto& r : node(node_name).targets.at(fmt).reasons)
+      if (r.code == code && r.level == level) return true;
+    return false;
+  }
+  std::string reasons(const std::string& node_name, const std::string& fmt = "fp16") const {
+    std::string s;
+    for (const auto& r : node(node_name).targets.at(fmt).reasons) s += r.code + "(" + report::verdict_name(r.level) + "): " + r.message + "\n";
+    return s;
+  }
+  const report::TargetSummary& fp16() const { return report.summary.at("fp16"); }
+};
+
+Audited audit(const ModelBuilder& b, const std::vector<TensorMap>& samples, AuditOptions options = {}) {
+  const Model model = load_model_from_bytes(b.bytes(), ".", "golden.onnx");
+  Auditor auditor(model.graph, options);
+  for (size_t i = 0; i < samples.size(); ++i) auditor.observe(samples[i], static_cast<int64_t>(i));
+  Audited a;
+  for (Format f : options.targets) a.report.config.targets.emplace_back(format_name(f));
+  a.report.config.samples = static_cast<int64_t>(samples.size());
+  a.report.config.thresholds = options.thresholds;
+  auditor.fill(a.report);
+  return a;
+}
+
+Tensor normal(Shape shape, float scale, float shift, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> dist(0.f, 1.f);
+  Tensor t(DType::Float32, std::move(shape));
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = shift + scale * dist(rng);
+  return t;
+}
+
+std::vector<float> values(size_t n, float scale, uint32_t seed) {
+  const Tensor t = normal({static_cast<int64_t>(n)}, scale, 0, seed);
+  return {t.data<float>(), t.data<float>() + n};
+}
+
+}  // namespace
+
+TEST(Golden, DecomposedLayerNormPowOverflowsAndEpsFlushesToZero) {
+  ModelBuilder b;
+  b.input("x", onnx::TensorProto::FLOAT, {4, 64});
+  b.int64_initializer("axes", {1}, {-1});
+  b.initializer("two", {}, {2.f});
+  b.initializer("eps", {}, {1e-12f});
+  b.node("ReduceMean", {"x", "axes"}, {"mean"}, "mean");
+  b.node("Sub", {"x", "mean"}, {"d"}, "center");
+  b.node("Pow", {"d", "two"}, {"sq"}, "square");
+  b.node("ReduceMean", {"sq", "axes"}, {"var"}, "variance");
+  b.node("Add", {"var", "eps"}, {"var_eps"}, "add_eps");
+  b.node("Sqrt", {"var_eps"}, {"std"}, "std");
+  b.node("Div", {"d", "std"}, {"y"}, "normalize");
+  b.output("y");
+  const Audited a = audit(b, {{{"x", normal({4, 64}, 400, 0, 1)}}});  // |x - mean| well above 256 in places
+  EXPECT_TRUE(a.has_reason("square", "overflow", report::Verdict::Unsafe)) << a.reasons("square");
+  EXPECT_TRUE(a.has_reason("add_eps", "weight_underflow", report::Verdict::Unsafe)) << a.reasons("add_eps");
+  EXPECT_EQ(a.fp16().first_unsafe, "square");
+  EXPECT_FALSE(a.fp16().pass);
+  // Sub and the mean itself are fine in fp16.
+  EXPECT_EQ(a.node("center").targets.at("fp16").verdict, report::Verdict::Safe) << a.reasons("center");
+}
+
+TEST(Golden, AttentionMaskFromMinusOneBillionGivesNaN) {
+  ModelBuilder b(17);
+  b.input("scores", onnx::TensorProto::FLOAT, {1, 2, 8, 8});
+  b.input("mask", onnx::TensorProto::FLOAT, {1, 1, 1, 8});
+  b.initializer("one", {}, {1.f});
+  b.initializer("big_negative", {}, {-1e9f});
+  b.node("Sub", {"one", "mask"}, {"inverted"}, "invert_mask");
+  b.node("Mul", {"inverted", "big_negative"}, {"bias"}, "mask_bias");
+  b.node("Add", {"scores", "bias"}, {"masked"}, "apply_mask");
+  b.node("Softmax", {"masked"}, {"probs"}, "softmax");
+  b.output("probs");
+  Tensor mask = Tensor::from_vector<float>({1, 1, 1, 1, 1, 0, 0, 0}, {1, 1, 1, 8});
+  const Audited a = audit(b, {{{"scores", normal({1, 2, 8, 8}, 1, 0, 2)}, {"mask", mask}}});
+  // -1e9 becomes -inf in fp16, and the kept positions compute 0 x -inf = NaN.
+  EXPECT_TRUE(a.has_reason("mask_bias", "weight_overflow", report::Verdict::Unsafe)) << a.reasons("mask_bias");
+  EXPECT_TRUE(a.has_reason("mask_bias", "nonfinite", report::Verdict::Unsafe)) << a.reasons("mask_bias");
+  EXPECT_TRUE(a.has_reason("mask_bias", "overflow", report::Verdict::Unsafe)) << a.reasons("mask_bias");
+  EXPECT_EQ(a.fp16().first_unsafe, "mask_bias");
+  EXPECT_EQ(a.fp16().first_error_jump, "mask_bias");
+  EXPECT_GT(a.node("softmax").tensors[0].targets.at("fp16").propagated.nan, 0);
+}
+
+TEST(Golden, ExpWithoutMaxSubtractionOverflows) {
+  ModelBuilder b;
+  b.input("logits", onnx::TensorProto::FLOAT, {4, 32});
+  b.int64_initializer("axes", {1}, {1});
+  b.node("Exp", {"logits"}, {"e"}, "exp");
+  b.node("ReduceSum", {"e", "axes"}, {"total"}, "sum");
+  b.node("Div", {"e", "total"}, {"p"}, "divide");
+  b.output("p");
+  const Audited a = audit(b, {{{"logits", normal({4, 32}, 2, 10, 3)}}});  // logits around 10: exp(x) > 65504 for x > 11.09
+  EXPECT_TRUE(a.has_reason("exp", "overflow", report::Verdict::Unsafe)) << a.reasons("exp");
+  EXPECT_EQ(a.fp16().first_unsafe, "exp");
+  EXPECT_EQ(a.fp16().culprits.front(), "exp");
+}
+
+TEST(Golden, MatMulWithFp16InputsWhoseSumsExceedTheRange) {
+  ModelBuilder b;
+  b.input("a", onnx::TensorProto::FLOAT, {8, 256});
+  b.initializer("w", {256, 8}, std::vector<float>(256 * 8, 20.f));
+  b.node("MatMul", {"a", "w"}, {"y"}, "matmul");
+  b.output("y");
+  Tensor a_in = normal({8, 256}, 1, 20, 4);  // |a| ~ 20, |a*w| ~ 400: inputs fit, 256-term sums ~1e5 do not
+  const Audited a = audit(b, {{{"a", a_in}}});
+  EXPECT_TRUE(a.has_reason("matmul", "overflow", report::Verdict::Unsafe)) << a.reasons("matmul");
+  EXPECT_FALSE(a.has_reason("matmul", "weight_overflow", report::Verdict::Unsafe));
+  EXPECT_EQ(a.node("matmul").tensors[0].targets.at("fp16").fit.overflow, 64);
+  EXPECT_GT(a.node("matmul").tensors[0].range.absmax(), 65504);
+}
+
+TEST(Golden, ChainThroughTheSubnormalRangeLosesPrecision) {
+  ModelBuilder b;
+  b.input("x", onnx::TensorProto::FLOAT, {1024});
+  b.initializer("down", {}, {1e-3f});
+  b.initializer("up", {}, {1e3f});
+  b.node("Mul", {"x", "down"}, {"small"}, "scale_down1");
+  b.node("Mul", {"small", "down"}, {"tiny"}, "scale_down2");
+  b.node("Mul", {"tiny", "up"}, {"back"}, "scale_up1");
+  b.node("Mul", {"back", "up"}, {"y"}, "scale_up2");
+  b.output("y");
+  const Audited a = audit(b, {{{"x", normal({1024}, 1, 0, 5)}}});
+  // x * 1e-6 lands below fp16's smallest normal (6.1e-5): few bits survive, and some values flush.
+  EXPECT_TRUE(a.has_reason("scale_down2", "precision_loss", report::Verdict::Warn)) << a.reasons("scale_down2");
+  EXPECT_TRUE(a.has_reason("scale_down2", "underflow", report::Verdict::Warn)) << a.reasons("scale_down2");
+  EXPECT_GT(a.node("scale_down2").tensors[0].targets.at("fp16").fit.subnormal, 900);
+  EXPECT_EQ(a.node("scale_down1").targets.at("fp16").verdict, report::Verdict::Safe) << a.reasons("scale_down1");
+  EXPECT_EQ(a.fp16().first_error_jump, "scale_down2");
+  EXPECT_EQ(a.fp16().culprits.front(), "scale_down2");
+  // Scaling back up cannot restore the lost bits: the output carries the loss.
+  EXPECT_LT(a.fp16().outputs.at(0).sqnr_db, 40);
+}
+
+TEST(Golden, WellBehavedMlpIsSafe) {
+  ModelBuilder b;
+  b.input("x", onnx::TensorProto::FLOAT, {16, 64});
+  b.initializer("w1", {64, 128}, values(64 * 128, 0.125f, 6));
+  b.initializer("b1", {128}, values(128, 0.1f, 7));
+  b.initializer("w2", {128, 10}, values(128 * 10, 0.09f, 8));
+  b.initializer("b2", {10}, values(10, 0.1f, 9));
+  b.node("Gemm", {"x", "w1", "b1"}, {"h"}, "fc1");
+  b.node("Relu", {"h"}, {"a"}, "relu");
+  b.node("Gemm", {"a", "w2", "b2"}, {"logits"}, "fc2");
+  b.node("Softmax", {"logits"}, {"p"}, "softmax");
+  b.output("p");
+  std::vector<TensorMap> samples;
+  for (uint32_t s = 0; s < 4; ++s) samples.push_back({{"x", normal({16, 64}, 1, 0, 10 + s)}});
+  const Audited a = audit(b, samples);
+  EXPECT_TRUE(a.fp16().pass);
+  EXPECT_TRUE(a.fp16().unsafe_nodes.empty());
+  for (const auto& n : a.report.nodes) EXPECT_EQ(n.targets.at("fp16").verdict, report::Verdict::Safe) << a.reasons(n.name);
+  EXPECT_GT(a.fp16().outputs.at(0).sqnr_db, 50);
+}
+
+TEST(Golden, DeepResidualStackIsSafe) {
+  ModelBuilder b;
+  b.input("x", onnx::TensorProto::FLOAT, {8, 64});
+  b.initializer("gamma", {64}, std::vector<float>(64, 1.f));
+  b.initializer("beta", {64}, std::vector<float>(64, 0.f));
+  std::string x = "x";
+  for (int i = 0; i < 24; ++i) {
+    const std::string s = std::to_string(i);
+    b.initializer("w" + s, {64, 64}, values(64 * 64, 0.125f, 100 + static_cast<uint32_t>(i)));
+    b.node("LayerNormalization", {x, "gamma", "beta"}, {"n" + s}, "norm" + s);
+    b.node("MatMul", {"n" + s, "w" + s}, {"m" + s}, "proj" + s);
+    b.node("Relu", {"m" + s}, {"r" + s}, "act" + s);
+    b.node("Add", {x, "r" + s}, {"x" + s}, "residual" + s);
+    x = "x" + s;
+  }
+  b.output(x);
+  const Audited a = audit(b, {{{"x", normal({8, 64}, 1, 0, 11)}}, {{"x", normal({8, 64}, 1, 0, 12)}}});
+  EXPECT_TRUE(a.fp16().pass) << (a.fp16().unsafe_nodes.empty() ? "" : a.reasons(a.fp16().unsafe_nodes.front()));
+  EXPECT_GT(a.fp16().outputs.at(0).sqnr_db, 40);
+}
