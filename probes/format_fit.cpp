@@ -13,7 +13,32 @@ FormatFit FormatFit::of(const Tensor& t, Format f) {
         return c;
       },
       [&](const Chunk& c) { fit.absorb(c); });
+  if (fit.flush_to_zero > 0) {
+    double absmax = 0;
+    for_each_value(t, 0, t.numel(), [&](double x, int64_t) {
+      if (std::isfinite(x)) absmax = std::max(absmax, std::fabs(x));
+    });
+    fit.significant_flush = count_significant_flushes(t, f, absmax);
+  }
   return fit;
+}
+
+int64_t FormatFit::count_significant_flushes(const Tensor& t, Format f, double absmax) {
+  const Bounds bounds(f);
+  const double relevant = std::ldexp(absmax, -(format_traits(f).mantissa_bits + 1));
+  int64_t count = 0;
+  chunked<int64_t>(
+      t.numel(),
+      [&](int64_t begin, int64_t end) {
+        int64_t c = 0;
+        for_each_value(t, begin, end, [&](double x, int64_t) {
+          const double a = std::fabs(x);
+          c += a > 0 && a <= bounds.flush_limit && a >= relevant;
+        });
+        return c;
+      },
+      [&](int64_t c) { count += c; });
+  return count;
 }
 
 }  // namespace mpa::probes

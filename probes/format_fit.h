@@ -28,14 +28,25 @@ struct FormatFit {
     }
   };
   int64_t overflow = 0, flush_to_zero = 0, subnormal = 0, nonzero = 0;
+  // Flushed values that matter: at least absmax * 2^-(mantissa bits + 1) of their tensor (per sample), so
+  // losing them costs more than rounding the tensor's largest value already does. Verdicts use these;
+  // a BatchNorm mean of 1e-9 beside means of 0.5 flushing to zero is harmless.
+  int64_t significant_flush = 0;
   void absorb(const Chunk& c) {
     overflow += c.overflow;
     flush_to_zero += c.flush_to_zero;
     subnormal += c.subnormal;
     nonzero += c.nonzero;
   }
-  void merge(const FormatFit& o) { absorb(Chunk{o.overflow, o.flush_to_zero, o.subnormal, o.nonzero}); }
-  double flush_fraction() const { return nonzero ? static_cast<double>(flush_to_zero) / static_cast<double>(nonzero) : 0; }
+  void merge(const FormatFit& o) {
+    absorb(Chunk{o.overflow, o.flush_to_zero, o.subnormal, o.nonzero});
+    significant_flush += o.significant_flush;
+  }
+  double significant_flush_fraction() const {
+    return nonzero ? static_cast<double>(significant_flush) / static_cast<double>(nonzero) : 0;
+  }
+  // Counts the significant flushes of `t` given its absmax (a second pass, run only when something flushed).
+  static int64_t count_significant_flushes(const Tensor& t, Format f, double absmax);
   // log2(max finite / absmax): bits of range left above the largest value (negative = overflow).
   static double headroom_bits(Format f, double absmax) {
     return absmax > 0 ? std::log2(format_traits(f).max_finite / absmax) : std::nan("");
@@ -43,12 +54,14 @@ struct FormatFit {
   // Counts of a whole tensor in one call (weights are checked once, not per sample).
   static FormatFit of(const Tensor& t, Format f);
   json to_json() const {
-    return {{"overflow", overflow}, {"flush_to_zero", flush_to_zero}, {"subnormal", subnormal}, {"nonzero", nonzero}};
+    return {{"overflow", overflow},   {"flush_to_zero", flush_to_zero}, {"significant_flush", significant_flush},
+            {"subnormal", subnormal}, {"nonzero", nonzero}};
   }
   static FormatFit from_json(const json& j) {
     FormatFit f;
     f.overflow = j.at("overflow");
     f.flush_to_zero = j.at("flush_to_zero");
+    f.significant_flush = j.at("significant_flush");
     f.subnormal = j.at("subnormal");
     f.nonzero = j.at("nonzero");
     return f;

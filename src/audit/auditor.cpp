@@ -134,6 +134,10 @@ struct Auditor::Impl {
           hist.absorb(c.hist);
           for (size_t k = 0; k < fits.size(); ++k) fits[k].absorb(c.fits[k]);
         });
+    for (size_t k = 0; k < fits.size(); ++k)
+      if (fits[k].flush_to_zero > 0)
+        fits[k].significant_flush =
+            probes::FormatFit::count_significant_flushes(ref, storage_of(options.targets[k]), range.absmax());
     stats.range.merge(range);
     stats.hist.merge(hist);
     for (size_t k = 0; k < fits.size(); ++k) stats.targets[target_name(k)].fit.merge(fits[k]);
@@ -159,9 +163,12 @@ struct Auditor::Impl {
       report::NodeStats& stats = nodes[i];
       probes::NvtxRange range(node.name.c_str());
 
+      // Wall time only when asked for: it is the one figure that differs between runs, and without
+      // --timing the report must be byte-identical for the same model, inputs and seed.
       const auto start = std::chrono::steady_clock::now();
       std::vector<Tensor> ref_out = session.run_node(i, reference.inputs_of(node), reference_config);
-      stats.time_ms_total += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+      if (options.timing)
+        stats.time_ms_total += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
       if (options.reference == Format::FP64)
         for (Tensor& t : ref_out) t = t.defined() ? widen_to_double(t) : t;
 

@@ -24,7 +24,7 @@ std::string percent(int64_t part, int64_t whole) {
 
 // The figures of a node's float outputs for one target, combined over its outputs.
 struct NodeFigures {
-  int64_t overflow = 0, flushed = 0, nonzero = 0, values = 0, iso_nan = 0, iso_inf = 0, prop_nonfinite = 0;
+  int64_t overflow = 0, flushed = 0, significant_flushed = 0, nonzero = 0, values = 0, iso_nan = 0, iso_inf = 0, prop_nonfinite = 0;
   double absmax = 0, iso_sqnr = probes::Divergence::kMaxSqnrDb, iso_max_rel = 0,
          prop_sqnr = probes::Divergence::kMaxSqnrDb, stored_sqnr = probes::Divergence::kMaxSqnrDb;
   bool measured = false, has_iso = false;
@@ -38,6 +38,7 @@ NodeFigures figures_of(const NodeStats& node, const std::string& fmt) {
     f.measured = true;
     f.overflow += tt.fit.overflow;
     f.flushed += tt.fit.flush_to_zero;
+    f.significant_flushed += tt.fit.significant_flush;
     f.nonzero += tt.fit.nonzero;
     f.values += t.range.count;
     f.absmax = std::max(f.absmax, t.range.absmax());
@@ -89,12 +90,13 @@ void evaluate(report::Report& report, const std::vector<std::string>& graph_outp
             "reference absmax " + fmt_g(f.absmax) + " exceeds " + fmt + " max " + fmt_g(traits.max_finite, 6) + " in " +
                 std::to_string(f.overflow) + " of " + std::to_string(f.values) + " values");
       if (f.nonzero > 0) {
-        const double frac = static_cast<double>(f.flushed) / static_cast<double>(f.nonzero);
-        if (frac >= th.underflow_warn_frac)
+        const double frac = static_cast<double>(f.significant_flushed) / static_cast<double>(f.nonzero);
+        if (f.significant_flushed > 0 && frac >= th.underflow_warn_frac)
           add("underflow", frac >= th.underflow_unsafe_frac ? Verdict::Unsafe : Verdict::Warn,
-              percent(f.flushed, f.nonzero) + " of nonzero reference values (" + std::to_string(f.flushed) + " of " +
-                  std::to_string(f.nonzero) + ") flush to zero in " + fmt + " (|x| <= " +
-                  fmt_g(traits.min_subnormal / 2) + ")");
+              percent(f.significant_flushed, f.nonzero) + " of nonzero reference values (" +
+                  std::to_string(f.significant_flushed) + " of " + std::to_string(f.nonzero) + ") flush to zero in " +
+                  fmt + " (|x| <= " + fmt_g(traits.min_subnormal / 2) + ") while within " +
+                  std::to_string(traits.mantissa_bits + 1) + " bits of the tensor's largest value");
       }
       if (f.iso_nan + f.iso_inf > 0)
         add("nonfinite", Verdict::Unsafe,
@@ -130,11 +132,12 @@ void evaluate(report::Report& report, const std::vector<std::string>& graph_outp
           add("weight_overflow", Verdict::Unsafe,
               "weight '" + w.name + "' has " + std::to_string(fit.overflow) + " of " + std::to_string(w.count) +
                   " values beyond " + fmt + " max " + fmt_g(traits.max_finite, 6));
-        const double frac = fit.flush_fraction();
-        if (fit.flush_to_zero > 0 && frac >= th.weight_underflow_warn_frac)
+        const double frac = fit.significant_flush_fraction();
+        if (fit.significant_flush > 0 && frac >= th.weight_underflow_warn_frac)
           add("weight_underflow", frac >= th.weight_underflow_unsafe_frac ? Verdict::Unsafe : Verdict::Warn,
-              "weight '" + w.name + "' has " + std::to_string(fit.flush_to_zero) + " of " + std::to_string(fit.nonzero) +
-                  " nonzero values flushing to zero in " + fmt);
+              "weight '" + w.name + "' has " + std::to_string(fit.significant_flush) + " of " +
+                  std::to_string(fit.nonzero) + " nonzero values flushing to zero in " + fmt +
+                  " while within " + std::to_string(traits.mantissa_bits + 1) + " bits of its largest value");
       }
 
       // Propagated-error jump: how far the propagated SQNR falls below that of the node's inputs.

@@ -1,6 +1,7 @@
 #include <openssl/evp.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -119,7 +120,13 @@ int audit(AuditArgs args) {
   if (args.targets.empty()) args.targets = {"fp16"};
   AuditOptions options;
   options.targets.clear();
-  for (const auto& t : args.targets) options.targets.push_back(parse_target(t));
+  for (const auto& t : args.targets) {
+    // "--target fp16 --target float16" names one format twice: the report keys its per-format figures by
+    // name, so config.targets must list each format once.
+    const Format format = parse_target(t);
+    if (std::find(options.targets.begin(), options.targets.end(), format) == options.targets.end())
+      options.targets.push_back(format);
+  }
   require(args.reference == "fp32" || args.reference == "fp64", "--reference must be fp32 or fp64");
   options.reference = args.reference == "fp64" ? Format::FP64 : Format::FP32;
   require(args.accumulation == "fp32" || args.accumulation == "fp16", "--accumulate must be fp32 or fp16");

@@ -16,13 +16,13 @@ struct MergeArgs {
   bool quiet = false;
 };
 
-// The graph outputs, as the report's summary lists them.
+// The graph outputs, as the report's summary lists them: in graph order, which the re-evaluated summary
+// must keep so that a merge of shards is byte-identical to an audit of the whole set.
 std::vector<std::string> graph_outputs(const report::Report& r) {
   std::vector<std::string> outs;
   for (const auto& s : r.summary)
-    for (const auto& o : s.second.outputs) outs.push_back(o.name);
-  std::sort(outs.begin(), outs.end());
-  outs.erase(std::unique(outs.begin(), outs.end()), outs.end());
+    for (const auto& o : s.second.outputs)
+      if (std::find(outs.begin(), outs.end(), o.name) == outs.end()) outs.push_back(o.name);
   return outs;
 }
 

@@ -22,7 +22,37 @@ struct RunOptions {
   std::string save_outputs;
   int threads = 0;
   int repeat = 0;
+  std::string precision = "fp32", accumulation = "fp32", profile = "generic";
+  bool raw_format = false;
 };
+
+// An output in its storage format's own encoding: fp16 as numpy float16, bf16 as its raw 16 bits,
+// fp8 as its 8-bit codes (onnx's float8 encodings). Formats without an encoding of their own stay float32.
+Tensor encode_in_format(const Tensor& t, Format format) {
+  if (t.dtype() != DType::Float32) return t;
+  const float* in = t.data<float>();
+  switch (format) {
+    case Format::FP16: {
+      Tensor out(DType::Float16, t.shape());
+      floats_to_half(in, reinterpret_cast<uint16_t*>(out.raw()), t.numel());
+      return out;
+    }
+    case Format::BF16: {
+      Tensor out(DType::BFloat16, t.shape());
+      floats_to_bfloat16(in, reinterpret_cast<uint16_t*>(out.raw()), t.numel());
+      return out;
+    }
+    case Format::FP8E4M3FN:
+    case Format::FP8E5M2: {
+      Tensor out(DType::UInt8, t.shape());
+      uint8_t* o = out.data<uint8_t>();
+      for (int64_t i = 0; i < t.numel(); ++i)
+        o[i] = format == Format::FP8E4M3FN ? float_to_fp8_e4m3fn(in[i]) : float_to_fp8_e5m2(in[i]);
+      return out;
+    }
+    default: return t;
+  }
+}
 
 double elapsed_ms(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since).count();
@@ -52,7 +82,16 @@ void print_summary(const std::string& name, const Tensor& t) {
 int run_model(const RunOptions& opt) {
   const auto load_start = std::chrono::steady_clock::now();
   const Model model = load_model(opt.model);
-  Session session(model.graph, SessionOptions{resolve_threads(opt.threads)});
+  SessionOptions session_options;
+  session_options.threads = resolve_threads(opt.threads);
+  const auto precision = parse_format(opt.precision);
+  require(precision.has_value(), "--precision '" + opt.precision + "': expected fp32, fp64, fp16, bf16, fp8e4m3, fp8e5m2 or tf32");
+  session_options.precision = *precision;
+  require(opt.accumulation == "fp32" || opt.accumulation == "fp16", "--accumulate must be fp32 or fp16");
+  session_options.accumulation = opt.accumulation == "fp16" ? Accumulation::FP16 : Accumulation::FP32;
+  require(opt.profile == "generic" || opt.profile == "ort-cuda", "--profile must be generic or ort-cuda");
+  session_options.profile = opt.profile == "ort-cuda" ? RuntimeProfile::OrtCuda : RuntimeProfile::Generic;
+  Session session(model.graph, session_options);
   const double load_ms = elapsed_ms(load_start);
   const TensorMap feeds = SampleSource(*model.graph, opt.inputs).sample(0);
 
@@ -70,7 +109,8 @@ int run_model(const RunOptions& opt) {
     for (const auto& [name, tensor] : outputs) {
       std::string file = name;
       std::replace_if(file.begin(), file.end(), [](char c) { return c == '/' || c == '\\' || c == ':'; }, '_');
-      write_npy(std::filesystem::path(opt.save_outputs) / (file + ".npy"), tensor);
+      const Tensor encoded = opt.raw_format ? encode_in_format(tensor, *precision) : tensor;
+      write_npy(std::filesystem::path(opt.save_outputs) / (file + ".npy"), encoded);
     }
     std::printf("saved %zu outputs to %s\n", outputs.size(), opt.save_outputs.c_str());
   }
@@ -104,6 +144,11 @@ Action add_run(CLI::App& app) {
   add_input_options(app, opt->inputs, false);
   app.add_option("--save-outputs", opt->save_outputs, "write each graph output as DIR/NAME.npy");
   add_thread_option(app, opt->threads);
+  app.add_option("--precision", opt->precision, "fp32 (default), fp64, or an emulated format: fp16, bf16, fp8e4m3, fp8e5m2, tf32");
+  app.add_option("--accumulate", opt->accumulation, "GEMM/Conv accumulation for low formats: fp32 (default) or fp16");
+  app.add_option("--profile", opt->profile, "GPU runtime to emulate: generic (default) or ort-cuda");
+  app.add_flag("--raw-format", opt->raw_format, "save outputs in the format's own encoding (fp16 as float16, bf16 as "
+                                                "raw uint16, fp8 as uint8 codes) instead of float32");
   app.add_option("--repeat", opt->repeat, "after one warm-up run, run N times and print load time and median/min/max run time");
   return [opt] { return run(*opt); };
 }

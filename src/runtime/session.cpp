@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "backends/cpu/parallel.h"
+#include "runtime/precision.h"
 
 namespace mpa {
 
@@ -60,6 +61,12 @@ std::vector<UnsupportedNode> find_unsupported_nodes(const Graph& graph) {
 Session::Session(std::shared_ptr<const Graph> graph, SessionOptions options)
     : graph_(std::move(graph)), options_(options) {
   config_.threads = options_.threads;
+  config_.storage = options_.precision == Format::TF32 ? Format::FP32 : options_.precision;
+  config_.tf32_gemm_inputs = options_.precision == Format::TF32;
+  config_.accumulation = options_.accumulation;
+  config_.profile = options_.profile;
+  if (options_.precision != Format::FP32)
+    for (const auto& [name, t] : graph_->initializers) converted_initializers_.emplace(name, to_precision(t));
   cpu::set_num_threads(options_.threads);
   const auto unsupported = find_unsupported_nodes(*graph_);
   if (!unsupported.empty()) fail(unsupported.front().node->label() + ": " + unsupported.front().reason);
@@ -91,6 +98,19 @@ Session::Session(std::shared_ptr<const Graph> graph, SessionOptions options)
 }
 
 Session::~Session() = default;
+
+Tensor Session::to_precision(const Tensor& t) const {
+  return config_.storage == Format::FP64 ? widen_to_double(t) : tensor_in_format(t, config_.storage);
+}
+
+void Session::round_outputs(std::vector<Tensor>& outputs) const {
+  if (options_.precision == Format::FP32) return;
+  for (Tensor& t : outputs)
+    if (t.defined()) {
+      if (config_.storage == Format::FP64) t = widen_to_double(t);
+      else round_tensor_to_format(t, config_.storage);
+    }
+}
 
 void Session::check_feeds(const TensorMap& feeds) const {
   std::set<std::string> known;
@@ -131,12 +151,14 @@ std::vector<Tensor> Session::run_node(size_t index, std::vector<const Tensor*> i
 TensorMap Session::run(const TensorMap& feeds, const NodeHook& hook, RunStats* stats) const {
   check_feeds(feeds);
   cpu::set_num_threads(options_.threads);
-  std::unordered_map<std::string, Tensor> values(feeds.begin(), feeds.end());
+  std::unordered_map<std::string, Tensor> values;
+  for (const auto& [name, t] : feeds) values.emplace(name, options_.precision == Format::FP32 ? t : to_precision(t));
+  const auto& initializers = options_.precision == Format::FP32 ? graph_->initializers : converted_initializers_;
   auto lookup = [&](const std::string& name) -> const Tensor* {
     auto it = values.find(name);
     if (it != values.end()) return &it->second;
-    auto init = graph_->initializers.find(name);
-    return init == graph_->initializers.end() ? nullptr : &init->second;
+    auto init = initializers.find(name);
+    return init == initializers.end() ? nullptr : &init->second;
   };
   for (size_t i = 0; i < graph_->nodes.size(); ++i) {
     const Node& node = graph_->nodes[i];
@@ -148,6 +170,7 @@ TensorMap Session::run(const TensorMap& feeds, const NodeHook& hook, RunStats* s
       inputs.push_back(t);
     }
     std::vector<Tensor> results = run_node(i, std::move(inputs), config_);
+    round_outputs(results);
     std::vector<const Tensor*> produced(node.outputs.size(), nullptr);
     for (size_t k = 0; k < node.outputs.size(); ++k)
       if (!node.outputs[k].empty()) produced[k] = &(values[node.outputs[k]] = std::move(results[k]));

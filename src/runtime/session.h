@@ -15,6 +15,11 @@ namespace mpa {
 
 struct SessionOptions {
   int threads = 1;
+  // The whole graph in this precision: FP32 (plain inference), FP64 (a reference in double), or a
+  // low-precision format emulated as runtime/precision.h describes (fp16, bf16, fp8, tf32 math).
+  Format precision = Format::FP32;
+  Accumulation accumulation = Accumulation::FP32;
+  RuntimeProfile profile = RuntimeProfile::Generic;
 };
 
 // Called after every node with its outputs (nullptr for outputs the node does not name).
@@ -61,7 +66,11 @@ class Session {
   std::shared_ptr<const Graph> graph_;
   SessionOptions options_;
   ExecConfig config_;
+  // Feeds, initializers and node outputs brought into the session's precision.
+  Tensor to_precision(const Tensor& t) const;
+  void round_outputs(std::vector<Tensor>& outputs) const;
   std::vector<std::unique_ptr<OpKernel>> kernels_;
+  std::map<std::string, Tensor> converted_initializers_;  // empty at FP32: the graph's are used as they are
   // For each node, the values whose last reader it is (freed right after it runs).
   std::vector<std::vector<std::string>> release_after_;
 };

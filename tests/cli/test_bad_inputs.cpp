@@ -1,47 +1,19 @@
 // Bad input never crashes mpaudit: each case below must give exit code 2 and a one-line message that
 // names the file and, where there is one, the node and op. Runs the real binary (also under ASan/UBSan).
 #include <gtest/gtest.h>
-#include <sys/wait.h>
-
-#include <fstream>
 #include <random>
-#include <sstream>
 
 #include "io/npy.h"
 #include "support/model_builder.h"
+#include "support/run_cli.h"
 
+using mpa::test::CliResult;
 using mpa::test::ModelBuilder;
+using mpa::test::run_cli;
 using mpa::test::TempDir;
+using mpa::test::write_whole_file;
 
 namespace {
-
-struct CliResult {
-  int exit_code = -1;
-  std::string out, err;
-};
-
-std::string slurp(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-CliResult run_cli(const TempDir& dir, const std::string& args) {
-  const std::string cmd = std::string(MPA_CLI_PATH) + " " + args + " >" + (dir / "stdout.txt").string() + " 2>" +
-                          (dir / "stderr.txt").string();
-  const int status = std::system(cmd.c_str());
-  CliResult r;
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = slurp(dir / "stdout.txt");
-  r.err = slurp(dir / "stderr.txt");
-  return r;
-}
-
-void write(const std::filesystem::path& p, const std::string& bytes) {
-  std::ofstream out(p, std::ios::binary);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
 
 // The contract: exit 2, exactly one line on stderr, containing every expected fragment.
 void expect_clean_error(const CliResult& r, const std::vector<std::string>& fragments) {
@@ -83,7 +55,7 @@ TEST(BadInput, MissingFile) {
 
 TEST(BadInput, EmptyFile) {
   TempDir dir;
-  write(dir / "empty.onnx", "");
+  write_whole_file(dir / "empty.onnx", "");
   expect_clean_error(run_cli(dir, "inspect " + (dir / "empty.onnx").string()), {"empty.onnx", "empty file"});
 }
 
@@ -92,7 +64,7 @@ TEST(BadInput, TruncatedModel) {
   ModelBuilder b = relu_model();
   b.initializer("w", {64}, std::vector<float>(64, 1.f));
   const std::string bytes = b.bytes();
-  write(dir / "cut.onnx", bytes.substr(0, bytes.size() / 2));
+  write_whole_file(dir / "cut.onnx", bytes.substr(0, bytes.size() / 2));
   expect_clean_error(run_cli(dir, run_args(dir / "cut.onnx")), {"cut.onnx", "not an ONNX model"});
 }
 
@@ -102,12 +74,12 @@ TEST(BadInput, RandomBytesAndTextFiles) {
   for (int i = 0; i < 20; ++i) {
     std::string bytes(static_cast<size_t>(64 + i * 97), '\0');
     for (char& c : bytes) c = static_cast<char>(rng());
-    write(dir / "random.onnx", bytes);
+    write_whole_file(dir / "random.onnx", bytes);
     const CliResult r = run_cli(dir, run_args(dir / "random.onnx"));
     EXPECT_EQ(r.exit_code, 2) << "random file " << i << ": " << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   }
-  write(dir / "notes.onnx", "name: this is a text file\nnot a model at all\n");
+  write_whole_file(dir / "notes.onnx", "name: this is a text file\nnot a model at all\n");
   expect_clean_error(run_cli(dir, run_args(dir / "notes.onnx")), {"notes.onnx", "not an ONNX model"});
 }
 
@@ -162,7 +134,7 @@ TEST(BadInput, NegativeDims) {
 TEST(BadInput, ExternalDataEscapingTheModelFolder) {
   TempDir dir;
   std::filesystem::create_directories(dir / "model");
-  write(dir / "secret.bin", std::string(16, 'x'));
+  write_whole_file(dir / "secret.bin", std::string(16, 'x'));
   ModelBuilder b = relu_model();
   onnx::TensorProto& t = b.initializer("w", {4}, {});
   add_external(t, "../secret.bin", "0", "16");
@@ -176,7 +148,7 @@ TEST(BadInput, ExternalDataEscapingTheModelFolder) {
 
 TEST(BadInput, ExternalDataRangePastTheEndOfTheFile) {
   TempDir dir;
-  write(dir / "w.bin", std::string(16, '\0'));
+  write_whole_file(dir / "w.bin", std::string(16, '\0'));
   ModelBuilder b = relu_model();
   onnx::TensorProto& t = b.initializer("w", {4}, {});
   add_external(t, "w.bin", "8", "16");
@@ -227,7 +199,7 @@ TEST(BadInput, NpyThatDoesNotFitTheInput) {
   mpa::write_npy(dir / "wide.npy", mpa::Tensor::from_vector<float>({1, 2, 3, 4, 5}, {1, 5}));
   expect_clean_error(run_cli(dir, run_args(dir / "m.onnx", "--input x=" + (dir / "wide.npy").string())),
                      {"m.onnx", "input 'x'", "1x4", "1x5"});
-  write(dir / "junk.npy", "\x93NUMPY garbage");
+  write_whole_file(dir / "junk.npy", "\x93NUMPY garbage");
   expect_clean_error(run_cli(dir, run_args(dir / "m.onnx", "--input x=" + (dir / "junk.npy").string())), {"junk.npy"});
   expect_clean_error(run_cli(dir, run_args(dir / "m.onnx", "--input nosuch=" + (dir / "wide.npy").string())),
                      {"'nosuch' is not an input"});

@@ -2,17 +2,40 @@
 //   C[M,N] = alpha * op(A)[M,K] * op(B)[K,N] + beta * C
 // with op(X) = X or X^T, and lda/ldb/ldc the row strides of A, B, C as stored. The element type is the
 // accumulation type: "GEMM on float inputs with float accumulation" is gemm(float...), FP64 references use
-// gemm(double...). 16-bit-float callers convert their inputs to float first (exact); reduced-precision
-// emulation (rounding inputs to fp16/tf32 first) plugs in before this call. Integer types use a plain loop.
+// gemm(double...). 16-bit-float callers convert their inputs to float first (exact). How a GPU computes a
+// low-precision GEMM (TF32 operands, fp16 accumulation) is a GemmMath passed to the float gemm: the one
+// place that emulation lives. Integer types use a plain loop.
 // Threading: the BLAS itself is single-threaded; gemm() splits C into blocks over the OpenMP threads.
 #pragma once
 #include <cstdint>
 #include <type_traits>
 
+#include "tensor/formats.h"
+
 namespace mpa::cpu {
 
+// The arithmetic of a float GEMM (docs/numerics.md, "Op math per class"). The default is a plain sgemm:
+// fp32 accumulation of the float operands as given (cuBLAS CUBLAS_COMPUTE_32F; operands already on the
+// fp16/bf16 grid give exact products, so only the summation order differs from the GPU).
+struct GemmMath {
+  // FP16 or BF16: CUBLAS_COMPUTE_16F, emulated pessimistically by summing K in chunks of
+  // kHalfAccumulationChunk with an fp32 sgemm and rounding every chunk's partial sum and the running sum
+  // onto this grid. FP32: the accumulator is fp32.
+  Format accumulator = Format::FP32;
+  // Round A and B to TF32 (RNE, as cuBLAS converts FP32 operands for tensor cores) before an fp32 sgemm.
+  bool tf32_operands = false;
+
+  bool plain() const { return accumulator == Format::FP32 && !tf32_operands; }
+};
+
+// K per partial sum under fp16 accumulation: one mma.sync.m16n8k16 tensor-core instruction sums 16
+// products into its fp16 accumulator before the accumulator is rounded, so 16 is the hardware's own
+// rounding granularity; rounding the chunk's partial sum before adding it (two roundings per chunk where
+// the hardware has one) makes the model pessimistic.
+inline constexpr int64_t kHalfAccumulationChunk = 16;
+
 void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
-          const float* B, int64_t ldb, float beta, float* C, int64_t ldc);
+          const float* B, int64_t ldb, float beta, float* C, int64_t ldc, const GemmMath& math = {});
 void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, double alpha, const double* A, int64_t lda,
           const double* B, int64_t ldb, double beta, double* C, int64_t ldc);
 
@@ -37,13 +60,14 @@ void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, 
   }
 }
 
-// A batch of independent GEMMs of one geometry; matrix i starts at A + a_offsets[i] etc.
+// A batch of independent GEMMs of one geometry; matrix i starts at A + a_offsets[i] etc. `math` applies to
+// float batches (double and integer GEMMs are exact references or exact arithmetic).
 // Batches of at least one GEMM per thread (attention-shaped MatMuls), or of small GEMMs, run in parallel
 // over the batch, one GEMM per thread; a few large GEMMs run one after another, each split over the threads.
 template <class T>
 void gemm_batched(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda,
                   const int64_t* a_offsets, const T* B, int64_t ldb, const int64_t* b_offsets, T beta, T* C,
-                  int64_t ldc, const int64_t* c_offsets, int64_t batch);
+                  int64_t ldc, const int64_t* c_offsets, int64_t batch, const GemmMath& math = {});
 
 
 }  // namespace mpa::cpu
