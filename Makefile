@@ -16,8 +16,15 @@ build: deps $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
 
 demo: build
-	$(BUILD)/mpaudit inspect models/demo/tiny_cnn.onnx
-	$(BUILD)/mpaudit run models/demo/tiny_cnn.onnx --input image=models/demo/digit.npy --save-outputs $(BUILD)/demo-outputs
+	@mkdir -p $(BUILD)/demo
+	$(BUILD)/mpaudit run models/demo/tiny_cnn.onnx --input image=models/demo/digit.npy
+	$(BUILD)/mpaudit audit models/demo/tiny_cnn.onnx --input image=models/demo/digit.npy \
+	  --target fp16 --target bf16 --json $(BUILD)/demo/tiny_cnn.report.json
+	@# The attention block carries two FP16 traps: the audit names them and exits 1 (its gate fails), as designed.
+	$(BUILD)/mpaudit audit models/demo/tiny_attention.onnx --input hidden=models/demo/attention_hidden.npy \
+	  --input attention_mask=models/demo/attention_mask.npy --json $(BUILD)/demo/tiny_attention.report.json; \
+	  test $$? -eq 1
+	@echo "reports: $(BUILD)/demo/tiny_cnn.report.json $(BUILD)/demo/tiny_attention.report.json"
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)

@@ -29,6 +29,7 @@ Artifacts = dict[str, object]
 # resolved lazily so the list can sit at the top of the file.
 MODELS: dict[str, str] = {
     "tiny_cnn": "build_tiny_cnn",
+    "tiny_attention": "build_tiny_attention",
 }
 
 OPSET = 17
@@ -300,6 +301,77 @@ same class and probabilities within float32 rounding (about 1e-6).
 # --------------------------------------------------------------------------
 # Driver
 # --------------------------------------------------------------------------
+
+
+def build_tiny_attention() -> Artifacts:
+    """A one-layer transformer encoder block written the way exporters write BERT-style models, with two
+    FP16 traps that real models ship with: the additive attention mask (1 - mask) * -1e9 (the constant
+    overflows FP16 to -inf and kept positions compute 0 * -inf = NaN) and a decomposed LayerNorm whose
+    epsilon 1e-12 flushes to zero in FP16. mpaudit's demo audits it and names both."""
+    rng = np.random.default_rng(20261122)
+    seq, hidden = 16, 32
+    scale = 1.0 / np.sqrt(hidden)
+
+    def weight(name: str, shape: tuple[int, ...], std: float) -> TensorProto:
+        return init(name, (rng.standard_normal(shape) * std).astype(np.float32))
+
+    inits = [
+        weight("wq", (hidden, hidden), scale), weight("wk", (hidden, hidden), scale),
+        weight("wv", (hidden, hidden), scale), weight("wo", (hidden, hidden), scale),
+        init("one", np.array(1.0, np.float32)),
+        init("mask_value", np.array(-1e9, np.float32)),
+        init("mask_shape", np.array([1, 1, 1, seq], np.int64)),
+        init("inv_sqrt_d", np.array(scale, np.float32)),
+        init("two", np.array(2.0, np.float32)),
+        init("epsilon", np.array(1e-12, np.float32)),
+        init("axes", np.array([-1], np.int64)),
+        init("gamma", np.ones(hidden, np.float32)),
+        init("beta", np.zeros(hidden, np.float32)),
+    ]
+    n = helper.make_node
+    nodes = [
+        n("Sub", ["one", "attention_mask"], ["mask_inverted"], name="mask/invert"),
+        n("Mul", ["mask_inverted", "mask_value"], ["mask_bias_flat"], name="mask/scale"),
+        n("Reshape", ["mask_bias_flat", "mask_shape"], ["mask_bias"], name="mask/reshape"),
+        n("MatMul", ["hidden", "wq"], ["q"], name="attention/query"),
+        n("MatMul", ["hidden", "wk"], ["k"], name="attention/key"),
+        n("MatMul", ["hidden", "wv"], ["v"], name="attention/value"),
+        n("Transpose", ["k"], ["k_t"], perm=[0, 2, 1], name="attention/key_transpose"),
+        n("MatMul", ["q", "k_t"], ["scores_raw"], name="attention/scores"),
+        n("Mul", ["scores_raw", "inv_sqrt_d"], ["scores"], name="attention/scale"),
+        n("Unsqueeze", ["scores", "zero_axis"], ["scores_4d"], name="attention/unsqueeze"),
+        n("Add", ["scores_4d", "mask_bias"], ["masked_scores"], name="attention/add_mask"),
+        n("Softmax", ["masked_scores"], ["probs_4d"], axis=-1, name="attention/softmax"),
+        n("Squeeze", ["probs_4d", "zero_axis"], ["probs"], name="attention/squeeze"),
+        n("MatMul", ["probs", "v"], ["context"], name="attention/context"),
+        n("MatMul", ["context", "wo"], ["projected"], name="attention/output"),
+        n("Add", ["hidden", "projected"], ["residual"], name="residual"),
+        n("ReduceMean", ["residual", "axes"], ["mean"], name="layernorm/mean"),
+        n("Sub", ["residual", "mean"], ["centered"], name="layernorm/center"),
+        n("Pow", ["centered", "two"], ["squared"], name="layernorm/square"),
+        n("ReduceMean", ["squared", "axes"], ["variance"], name="layernorm/variance"),
+        n("Add", ["variance", "epsilon"], ["variance_eps"], name="layernorm/add_epsilon"),
+        n("Sqrt", ["variance_eps"], ["std"], name="layernorm/std"),
+        n("Div", ["centered", "std"], ["normalized"], name="layernorm/normalize"),
+        n("Mul", ["normalized", "gamma"], ["scaled"], name="layernorm/gamma"),
+        n("Add", ["scaled", "beta"], ["output"], name="layernorm/beta"),
+    ]
+    inits.append(init("zero_axis", np.array([1], np.int64)))
+    graph = helper.make_graph(
+        nodes, "tiny_attention",
+        [helper.make_tensor_value_info("hidden", TensorProto.FLOAT, [1, seq, hidden]),
+         helper.make_tensor_value_info("attention_mask", TensorProto.FLOAT, [1, seq])],
+        [helper.make_tensor_value_info("output", TensorProto.FLOAT, [1, seq, hidden])],
+        inits,
+    )
+    hidden_in = rng.standard_normal((1, seq, hidden)).astype(np.float32)
+    mask = np.ones((1, seq), np.float32)
+    mask[0, 12:] = 0.0  # the last four positions are padding
+    return {
+        "demo/tiny_attention.onnx": make_model(graph, opset=18),  # ReduceMean takes axes as an input
+        "demo/attention_hidden.npy": hidden_in,
+        "demo/attention_mask.npy": mask,
+    }
 
 def write_artifact(path: Path, artifact: object) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -101,15 +101,14 @@ json tensor_json(const TensorStats& t) {
   json targets = json::object();
   for (const auto& [fmt, s] : t.targets) {
     const Format format = *parse_format(fmt);
-    targets[fmt] = {{"overflow", s.fit.overflow},
-                    {"flush_to_zero", s.fit.flush_to_zero},
-                    {"subnormal", s.fit.subnormal},
-                    {"nonzero", s.fit.nonzero},
-                    {"headroom_bits", probes::number_or_null(probes::FormatFit::headroom_bits(format, t.range.absmax()))},
-                    {"propagated", divergence_json(s.propagated)},
-                    {"propagated_exp_hist", s.propagated_hist.to_json()},
-                    {"isolated", divergence_json(s.isolated)},
-                    {"stored", divergence_json(s.stored)}};
+    // The fit's own serialisation, which the reader parses back with FormatFit::from_json.
+    json target = s.fit.to_json();
+    target["headroom_bits"] = probes::number_or_null(probes::FormatFit::headroom_bits(format, t.range.absmax()));
+    target["propagated"] = divergence_json(s.propagated);
+    target["propagated_exp_hist"] = s.propagated_hist.to_json();
+    target["isolated"] = divergence_json(s.isolated);
+    target["stored"] = divergence_json(s.stored);
+    targets[fmt] = std::move(target);
   }
   j["targets"] = std::move(targets);
   return j;
@@ -291,6 +290,11 @@ void Report::merge(const Report& o) {
   }
   require(mine == theirs, "reports were made with different settings: " + mine.dump() + " vs " + theirs.dump());
   require(nodes.size() == o.nodes.size(), "reports differ in node count");
+  // Reports do not record which samples they hold, but more samples than the set has means some were
+  // audited twice (a whole-set report with a shard, a shard given twice); the sum would count them twice.
+  require(config.samples + o.config.samples <= config.total_samples,
+          "reports hold " + std::to_string(config.samples + o.config.samples) + " samples of a set of " +
+              std::to_string(config.total_samples) + ": some samples are in more than one report");
   config.samples += o.config.samples;
   config.shard = config.samples == config.total_samples ? "" : "partial";
   for (size_t i = 0; i < nodes.size(); ++i) {

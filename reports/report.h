@@ -30,10 +30,10 @@ struct Thresholds {
   // Isolated SQNR below which a node loses precision, per target format (dB).
   std::map<std::string, double> sqnr_warn_db = {{"fp16", 40}, {"bf16", 25}, {"tf32", 40}, {"fp8e4m3", 15}, {"fp8e5m2", 10}};
   std::map<std::string, double> sqnr_unsafe_db = {{"fp16", 20}, {"bf16", 12}, {"tf32", 20}, {"fp8e4m3", 8}, {"fp8e5m2", 5}};
-  double jump_db = 20;
+  double jump_db = 20;  // a propagated-SQNR drop this large below a node's inputs marks an error jump
   // precision_loss needs the node itself to lose this much SQNR beyond its inputs' storage (3 dB = it at
   // least doubles the error energy it was fed).
-  double own_loss_db = 3;  // a propagated-SQNR drop this large below a node's inputs marks an error jump
+  double own_loss_db = 3;
   probes::Tolerances tolerances;
   json to_json() const;
   static Thresholds from_json(const json& j);

@@ -39,14 +39,15 @@ std::vector<GateResult> evaluate_gates(const report::Report& report, const std::
     std::smatch m;
     require(std::regex_match(expr, m, grammar), "--fail-on '" + expr + "': expected [TARGET.]METRIC OP NUMBER, e.g. output.max_rel_err>1e-2");
     const std::string target = m[1], metric = m[2], output = m[3], output_metric_name = m[4], op = m[5];
+    const std::string number = m[6];
     double limit = 0;
     size_t parsed = 0;  // stod stops at the first bad character: "1e" or "1.2.3" must not pass as 1 or 1.2
     try {
-      limit = m[6] == "inf" ? INFINITY : std::stod(m[6], &parsed);
+      limit = number == "inf" ? INFINITY : std::stod(number, &parsed);
     } catch (const std::exception&) {
       fail("--fail-on '" + expr + "': bad number");
     }
-    require(m[6] == "inf" || parsed == m[6].length(), "--fail-on '" + expr + "': bad number '" + m[6].str() + "'");
+    require(number == "inf" || parsed == number.size(), "--fail-on '" + expr + "': bad number '" + number + "'");
     require(target.empty() || report.summary.count(target), "--fail-on '" + expr + "': target '" + target + "' is not in the report");
     GateResult result{expr, false, ""};
     for (const auto& [fmt, summary] : report.summary) {

@@ -24,7 +24,8 @@ std::string percent(int64_t part, int64_t whole) {
 
 // The figures of a node's float outputs for one target, combined over its outputs.
 struct NodeFigures {
-  int64_t overflow = 0, flushed = 0, significant_flushed = 0, nonzero = 0, values = 0, iso_nan = 0, iso_inf = 0, prop_nonfinite = 0;
+  int64_t overflow = 0, flushed = 0, significant_flushed = 0, nonzero = 0, values = 0, iso_nan = 0, iso_inf = 0,
+          prop_nonfinite = 0, stored_nonfinite = 0;
   double absmax = 0, iso_sqnr = probes::Divergence::kMaxSqnrDb, iso_max_rel = 0,
          prop_sqnr = probes::Divergence::kMaxSqnrDb, stored_sqnr = probes::Divergence::kMaxSqnrDb;
   bool measured = false, has_iso = false;
@@ -45,6 +46,7 @@ NodeFigures figures_of(const NodeStats& node, const std::string& fmt) {
     f.prop_nonfinite += tt.propagated.nonfinite();
     if (tt.propagated.compared) f.prop_sqnr = std::min(f.prop_sqnr, tt.propagated.sqnr_db());
     if (tt.stored.compared) f.stored_sqnr = std::min(f.stored_sqnr, tt.stored.sqnr_db());
+    f.stored_nonfinite += tt.stored.nonfinite();
     if (tt.isolated.ref_finite) {
       f.has_iso = true;
       f.iso_nan += tt.isolated.nan;
@@ -98,7 +100,15 @@ void evaluate(report::Report& report, const std::vector<std::string>& graph_outp
                   fmt + " (|x| <= " + fmt_g(traits.min_subnormal / 2) + ") while within " +
                   std::to_string(traits.mantissa_bits + 1) + " bits of the tensor's largest value");
       }
-      if (f.iso_nan + f.iso_inf > 0)
+      // Non-finite values the node alone creates, beyond those its inputs already carry once stored in the
+      // format (a Reshape of an overflowed tensor passes its Inf on; the Mul that computes 0 * -inf makes NaN).
+      int64_t inherited_nonfinite = 0;
+      for (const auto& in : node.inputs) {
+        auto p = producer.find(in);
+        if (p != producer.end() && p->second < i) inherited_nonfinite += figures[p->second].stored_nonfinite;
+      }
+      for (const auto& w : node.weights) inherited_nonfinite += w.targets.at(fmt).overflow;
+      if (f.iso_nan + f.iso_inf > inherited_nonfinite)
         add("nonfinite", Verdict::Unsafe,
             "the node alone in " + fmt + " gives " + std::to_string(f.iso_nan) + " NaN and " + std::to_string(f.iso_inf) +
                 " Inf where the reference is finite");
@@ -156,7 +166,8 @@ void evaluate(report::Report& report, const std::vector<std::string>& graph_outp
       if (target.verdict == Verdict::Warn) summary.warn_nodes.push_back(node.name);
       if (target.verdict != Verdict::Safe) {
         const bool broken = f.overflow > 0 || f.iso_nan + f.iso_inf > 0;
-        ranking.emplace_back(broken ? -1e9 - static_cast<double>(f.overflow + f.iso_nan + f.iso_inf) : -own_loss_db, i);
+        // Broken nodes (overflow, NaN/Inf) lead, earliest first: later ones usually carry the first one's values.
+        ranking.emplace_back(broken ? -1e12 + static_cast<double>(i) : -own_loss_db, i);
       }
       node.targets[fmt] = std::move(target);
     }

@@ -1,6 +1,8 @@
 #include "cli/summary.h"
 
+#include <cmath>
 #include <cstdio>
+#include <string>
 
 #include "audit/gate.h"
 
@@ -24,9 +26,16 @@ void print_target(const report::Report& r, const std::string& fmt, const report:
     }
   }
   if (!s.first_error_jump.empty()) std::printf("propagated error first jumps at: %s\n", s.first_error_jump.c_str());
+  auto figure = [](double v, const char* format) {
+    char buf[32];
+    if (std::isnan(v)) return std::string("n/a");
+    std::snprintf(buf, sizeof buf, format, v);
+    return std::string(buf);
+  };
   for (const report::OutputSummary& o : s.outputs)
-    std::printf("output %s: max_abs_err %.4g  max_rel_err %.4g  cosine %.6f  sqnr %.1f dB\n", o.name.c_str(),
-                o.max_abs_err, o.max_rel_err, o.cosine, o.sqnr_db);
+    std::printf("output %s: max_abs_err %s  max_rel_err %s  cosine %s  sqnr %s dB\n", o.name.c_str(),
+                figure(o.max_abs_err, "%.4g").c_str(), figure(o.max_rel_err, "%.4g").c_str(),
+                figure(o.cosine, "%.6f").c_str(), figure(o.sqnr_db, "%.1f").c_str());
   if (!s.keep_fp32.empty()) {
     std::printf("keep in fp32:");
     for (const std::string& n : s.keep_fp32) std::printf(" %s", n.c_str());

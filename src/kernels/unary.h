@@ -63,7 +63,9 @@ struct AtanhF { template <class T> MPA_HD T operator()(T x) const { return dmath
 
 // [SECTION] Activations
 
-struct ReluF { template <class T> MPA_HD T operator()(T x) const { return x > T(0) ? x : T(0); } };
+// max(x, 0) as numpy.maximum (ONNX's reference): NaN propagates and -0 stays -0 (x > 0 ? x : 0 would turn NaN
+// into 0 and hide it from the audit).
+struct ReluF { template <class T> MPA_HD T operator()(T x) const { return x < T(0) ? T(0) : x; } };
 struct TanhF { template <class T> MPA_HD T operator()(T x) const { return dmath::tanh(x); } };
 struct SigmoidF {
   // Written so exp never overflows: for x < 0, e^x / (1 + e^x).

@@ -32,6 +32,42 @@ template <> GeluF make_functor<GeluF>(const OpInit& init) {
   return {approximate == "tanh"};
 }
 
+// ORT CUDA EP rule (docs/numerics.md, "Gelu/FastGelu (ORT fused)"): Gelu(approximate="tanh") on fp16 runs
+// ORT's FastGelu kernel in half arithmetic, cdf = a + a * tanh(x * (c * x * x + b)), y = x * cdf, with the
+// constants in fp16 and one RN16 after every operation (tanh via tanhf on the float value). The exact Gelu
+// is not affected: its fp16 kernel computes in float and rounds once (ORT's OP_Gelu<half>), as Generic does.
+struct OrtCudaHalfTanhGeluF {
+  MPA_HD float operator()(float x) const {
+    auto rn16 = [](float v) { return round_to_format(Format::FP16, v); };
+    const float a = rn16(0.5f), b = rn16(0.7978845608028654f), c = rn16(0.035677408136300125f);
+    x = rn16(x);
+    const float inner = rn16(rn16(rn16(c * x) * x) + b);
+    const float cdf = rn16(a + rn16(a * rn16(dmath::tanh(rn16(x * inner)))));
+    return rn16(x * cdf);
+  }
+};
+
+// Gelu: the shared functor, or the ORT rule above.
+class GeluOp : public OpKernel {
+ public:
+  explicit GeluOp(const OpInit& init) : generic_(init), tanh_approximation_(make_functor<GeluF>(init).tanh_approximation) {}
+  void compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    if (!tanh_approximation_ || !ort_cuda_fp16_rules(ctx.config(), x.dtype())) return generic_.compute(ctx);
+    visit_types<TypeSet::Float>(ctx.node(), x.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      if constexpr (std::is_same_v<compute_t<T>, float>) {
+        Tensor& y = ctx.allocate_output(0, x.dtype(), x.shape());
+        cpu::map_unary(x.data<T>(), y.data<T>(), x.numel(), Stored<T, OrtCudaHalfTanhGeluF>{});
+      }
+    });
+  }
+
+ private:
+  UnaryOp<GeluF, TypeSet::Float> generic_;
+  bool tanh_approximation_;
+};
+
 using ReluOp = UnaryOp<ReluF, TypeSet::Signed>;
 using LeakyReluOp = UnaryOp<LeakyReluF, TypeSet::Float>;
 using EluOp = UnaryOp<EluF, TypeSet::Float>;
@@ -44,7 +80,6 @@ using HardSwishOp = UnaryOp<HardSwishF, TypeSet::Float>;
 using TanhOp = UnaryOp<TanhF, TypeSet::Float>;
 using SoftplusOp = UnaryOp<SoftplusF, TypeSet::Float>;
 using SoftsignOp = UnaryOp<SoftsignF, TypeSet::Float>;
-using GeluOp = UnaryOp<GeluF, TypeSet::Float>;
 using MishOp = UnaryOp<MishF, TypeSet::Float>;
 using ThresholdedReluOp = UnaryOp<ThresholdedReluF, TypeSet::Float>;
 using ShrinkOp = UnaryOp<ShrinkF, TypeSet::Numeric>;

@@ -8,7 +8,9 @@
 #include <type_traits>
 #include <vector>
 
+#include "backends/cpu/gemm.h"
 #include "backends/cpu/parallel.h"
+#include "ops/op.h"
 #include "tensor/dispatch.h"
 #include "tensor/tensor.h"
 
@@ -69,6 +71,15 @@ template <class T, class Acc = acc_t<T>> class AccOutput {
   Tensor& out_;
   std::vector<Acc> buffer_;
 };
+
+// How a GEMM-based op (MatMul, Gemm, Conv, ConvTranspose, Einsum) on `dtype` computes under `config`:
+// fp16 accumulation needs a 16-bit grid to round onto (FP16 or BF16 values), TF32 operands the flag.
+inline cpu::GemmMath gemm_math(const ExecConfig& config, DType dtype) {
+  const Format values = value_format(config, dtype);
+  const bool half_accumulator =
+      config.accumulation == Accumulation::FP16 && (values == Format::FP16 || values == Format::BF16);
+  return {half_accumulator ? values : Format::FP32, config.tf32_gemm_inputs};
+}
 
 // The element types GEMM-based ops take: the four float types and 32/64-bit integers.
 template <class F> decltype(auto) visit_gemm_types(DType t, const std::string& label, F&& f) {

@@ -1,7 +1,8 @@
 // Conv (1-D/2-D/3-D..., groups, dilations, strides, pads, auto_pad).
 // Paths: 1x1 stride-1 unpadded = one GEMM per image and group straight on the input; depthwise (one input
 // channel per group) = direct loop parallel over image x channel; otherwise im2col (parallel) + GEMM per
-// group. Bias is written into the output first and the GEMM accumulates onto it (beta = 1).
+// group. Bias is written into the output first and the GEMM accumulates onto it (beta = 1), except under the
+// ort-cuda profile in fp16, where it is added after rounding (ort_cuda_add_bias_after_rounding).
 #include "backends/cpu/gemm.h"
 #include "ops/compute_buffer.h"
 #include "ops/conv_geometry.h"
@@ -94,6 +95,23 @@ template <class Acc> void fill_bias_rows(Acc* y, const Acc* bias, int64_t rows, 
   });
 }
 
+// ORT CUDA EP rule (docs/numerics.md, "Conv fp16 (cuDNN)"): cuDNN writes the convolution (fp32 accumulation)
+// to the fp16 output, and ORT adds the bias with a separate cudnnAddTensor: RN16(RN16(conv) + bias) instead
+// of one rounding of conv + bias. y holds the convolution without bias, in planes of plane_size per channel;
+// the executor (or the fp16 output) does the last rounding.
+void ort_cuda_add_bias_after_rounding(float* y, const float* bias, int64_t batch, int64_t channels,
+                                      int64_t plane_size) {
+  cpu::parallel_for(batch * channels, std::max<int64_t>(1, 16384 / std::max<int64_t>(plane_size, 1)),
+                    [&](int64_t begin, int64_t end) {
+    for (int64_t plane = begin; plane < end; ++plane) {
+      float* p = y + plane * plane_size;
+      round_to_format(Format::FP16, p, plane_size);
+      const float b = bias[plane % channels];
+      for (int64_t i = 0; i < plane_size; ++i) p[i] += b;
+    }
+  });
+}
+
 class ConvOp : public OpKernel {
  public:
   explicit ConvOp(const OpInit& init) : attrs_(WindowAttrs::read(init)), group_(init.get_int("group", 1)) {}
@@ -126,27 +144,37 @@ class ConvOp : public OpKernel {
     Tensor& y = ctx.allocate_output(0, x.dtype(), out_shape);
     visit_float(x.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
-      run<T>(x, w, b, y, g);
+      run<T>(x, w, b, y, g, ctx.config());
     });
   }
 
  private:
   template <class T>
-  void run(const Tensor& xt, const Tensor& wt, const Tensor* bt, Tensor& yt, const WindowGeometry& g) const {
+  void run(const Tensor& xt, const Tensor& wt, const Tensor* bt, Tensor& yt, const WindowGeometry& g,
+           const ExecConfig& config) const {
     using Acc = acc_t<T>;
     std::vector<Acc> xh, wh, bh;
     const Acc* x = as_acc<T>(xt, xh);
     const Acc* w = as_acc<T>(wt, wh);
-    const Acc* bias = bt ? as_acc<T>(*bt, bh) : nullptr;
+    const Acc* given_bias = bt ? as_acc<T>(*bt, bh) : nullptr;
+    const cpu::GemmMath math = gemm_math(config, xt.dtype());
+    bool bias_after_rounding = false;
+    if constexpr (std::is_same_v<Acc, float>) bias_after_rounding = given_bias && ort_cuda_fp16_rules(config, xt.dtype());
+    const Acc* bias = bias_after_rounding ? nullptr : given_bias;  // the bias fused into the convolution
     AccOutput<T> out(yt);
     Acc* y = out.data();
     const int64_t batch = xt.dim(0), channels = xt.dim(1), out_channels = wt.dim(0), cg = wt.dim(1);
     const int64_t mg = out_channels / group_, ksize = g.kernel_size(), in_size = g.in_size(),
                   out_size = g.out_size(), kdim = cg * ksize;
     if (yt.numel() == 0) return out.finish();
+    auto finish = [&] {
+      if constexpr (std::is_same_v<Acc, float>)
+        if (bias_after_rounding) ort_cuda_add_bias_after_rounding(y, given_bias, batch, out_channels, out_size);
+      out.finish();
+    };
     if (cg == 1 && group_ == channels) {
       depthwise(x, w, bias, y, batch, channels, out_channels, g);
-      return out.finish();
+      return finish();
     }
     bool pointwise = true;
     for (size_t d = 0; d < g.rank(); ++d)
@@ -159,10 +187,10 @@ class ConvOp : public OpKernel {
         const Acc* xg = x + (n * channels + gi * cg) * in_size;
         if (!pointwise) im2col(xg, g, cg, col);
         cpu::gemm(false, false, mg, out_size, kdim, Acc(1), w + gi * mg * kdim, kdim, pointwise ? xg : col, out_size,
-                  bias ? Acc(1) : Acc(0), yn + gi * mg * out_size, out_size);
+                  bias ? Acc(1) : Acc(0), yn + gi * mg * out_size, out_size, math);
       }
     }
-    out.finish();
+    finish();
   }
 
   WindowAttrs attrs_;

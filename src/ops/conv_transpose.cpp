@@ -68,13 +68,14 @@ class ConvTransposeOp : public OpKernel {
     Tensor& y = ctx.allocate_output(0, x.dtype(), out_shape);
     visit_float(x.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
-      run<T>(x, w, b, y, g);
+      run<T>(x, w, b, y, g, gemm_math(ctx.config(), x.dtype()));
     });
   }
 
  private:
   template <class T>
-  void run(const Tensor& xt, const Tensor& wt, const Tensor* bt, Tensor& yt, const WindowGeometry& g) const {
+  void run(const Tensor& xt, const Tensor& wt, const Tensor* bt, Tensor& yt, const WindowGeometry& g,
+           const cpu::GemmMath& math) const {
     using Acc = acc_t<T>;
     std::vector<Acc> xh, wh, bh;
     const Acc* x = as_acc<T>(xt, xh);
@@ -94,7 +95,7 @@ class ConvTransposeOp : public OpKernel {
       });
       for (int64_t gi = 0; gi < group_; ++gi) {
         cpu::gemm(true, false, mg * ksize, in_size, cg, Acc(1), w + gi * cg * mg * ksize, mg * ksize,
-                  x + (n * channels + gi * cg) * in_size, in_size, Acc(0), col, in_size);
+                  x + (n * channels + gi * cg) * in_size, in_size, Acc(0), col, in_size, math);
         col2im(col, g, mg, yn + gi * mg * out_size);
       }
     }

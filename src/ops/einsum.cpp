@@ -254,9 +254,10 @@ class EinsumOp : public OpKernel {
       std::vector<int64_t> ao(static_cast<size_t>(nb)), bo(ao.size()), co(ao.size());
       for (int64_t j = 0; j < nb; ++j) ao[static_cast<size_t>(j)] = j * M * K, bo[static_cast<size_t>(j)] = j * K * N,
                                         co[static_cast<size_t>(j)] = j * M * N;
+      const cpu::GemmMath math = gemm_math(ctx.config(), ctx.input(0).dtype());
       if (nb * M * N > 0)
         cpu::gemm_batched<Acc>(false, false, M, N, K, Acc(1), a2.data.data(), K, ao.data(), b2.data.data(), N,
-                               bo.data(), Acc(0), r.data.data(), N, co.data(), nb);
+                               bo.data(), Acc(0), r.data.data(), N, co.data(), nb, math);
       cur = std::move(r);
     }
     // Step 3: order as the output.

@@ -1,5 +1,5 @@
 // Gemm: Y = alpha * op(A) * op(B) + beta * C, C broadcast to [M, N] (optional from opset 11).
-// beta * C is written into Y first and the BLAS accumulates onto it.
+// C is written into Y first and the BLAS computes alpha * AB + beta * Y onto it.
 #include "backends/cpu/gemm.h"
 #include "ops/compute_buffer.h"
 #include "ops/op.h"
@@ -7,6 +7,10 @@
 namespace mpa {
 
 namespace {
+
+// ORT CUDA EP rule (docs/numerics.md, "MatMul/Gemm fp16 (ORT CUDA EP)"): Gemm<MLFloat16> converts alpha and
+// beta to half before calling cuBLAS, so alpha = 1.0004 acts as 1 and beta = 0.1 as 0.0999755859375.
+float ort_cuda_gemm_scalar(float scalar) { return round_to_format(Format::FP16, scalar); }
 
 class GemmOp : public OpKernel {
  public:
@@ -41,6 +45,10 @@ class GemmOp : public OpKernel {
       c_row = cm == 1 ? 0 : cn;
     }
     Tensor& y = ctx.allocate_output(0, a.dtype(), {M, N});
+    const bool ort_cuda = ort_cuda_fp16_rules(ctx.config(), a.dtype());
+    const float alpha = ort_cuda ? ort_cuda_gemm_scalar(alpha_) : alpha_;
+    const float beta = ort_cuda ? ort_cuda_gemm_scalar(beta_) : beta_;
+    const cpu::GemmMath math = gemm_math(ctx.config(), a.dtype());
     visit_gemm_types(a.dtype(), label, [&](auto tag) {
       using T = typename decltype(tag)::type;
       using Acc = acc_t<T>;
@@ -49,17 +57,18 @@ class GemmOp : public OpKernel {
       const Acc* pb = as_acc<T>(b, bh);
       AccOutput<T> out(y);
       Acc* py = out.data();
-      const Acc beta = static_cast<Acc>(beta_);
-      const bool use_c = c && beta_ != 0.f;
+      // C is broadcast into Y as it is and the BLAS applies beta in its epilogue, as ORT does (one
+      // rounding of alpha * AB + beta * C under every profile).
+      const bool use_c = c && beta != 0.f;
       if (use_c) {
         const Acc* pc = as_acc<T>(*c, ch);
         cpu::parallel_for(M, std::max<int64_t>(1, 16384 / std::max<int64_t>(N, 1)), [&](int64_t lo, int64_t hi) {
           for (int64_t m = lo; m < hi; ++m)
-            for (int64_t n = 0; n < N; ++n) py[m * N + n] = static_cast<Acc>(beta * pc[m * c_row + n * c_col]);
+            for (int64_t n = 0; n < N; ++n) py[m * N + n] = pc[m * c_row + n * c_col];
         });
       }
-      cpu::gemm(trans_a_, trans_b_, M, N, K, static_cast<Acc>(alpha_), pa, a.dim(1), pb, b.dim(1),
-                use_c ? Acc(1) : Acc(0), py, N);
+      cpu::gemm(trans_a_, trans_b_, M, N, K, static_cast<Acc>(alpha), pa, a.dim(1), pb, b.dim(1),
+                use_c ? static_cast<Acc>(beta) : Acc(0), py, N, math);
       out.finish();
     });
   }

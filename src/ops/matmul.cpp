@@ -61,6 +61,7 @@ class MatMulOp : public OpKernel {
     if (!b_vec) out_shape.push_back(N);
     Tensor& y = ctx.allocate_output(0, a.dtype(), out_shape);
     if (y.numel() == 0) return;
+    const cpu::GemmMath math = gemm_math(ctx.config(), a.dtype());
     visit_gemm_types(a.dtype(), label, [&](auto tag) {
       using T = typename decltype(tag)::type;
       using Acc = acc_t<T>;
@@ -71,13 +72,13 @@ class MatMulOp : public OpKernel {
       Acc* py = out.data();
       const int64_t batch = shape_numel(out_batch);
       if (shape_numel(b_batch) == 1 && shape_numel(a_batch) == batch) {
-        cpu::gemm(false, false, batch * M, N, K, Acc(1), pa, K, pb, N, Acc(0), py, N);  // batch folds into M
+        cpu::gemm(false, false, batch * M, N, K, Acc(1), pa, K, pb, N, Acc(0), py, N, math);  // batch folds into M
       } else {
         const auto ao = batch_offsets(a_batch, out_batch, M * K), bo = batch_offsets(b_batch, out_batch, K * N);
         std::vector<int64_t> co(static_cast<size_t>(batch));
         for (int64_t i = 0; i < batch; ++i) co[static_cast<size_t>(i)] = i * M * N;
         cpu::gemm_batched<Acc>(false, false, M, N, K, Acc(1), pa, K, ao.data(), pb, N, bo.data(), Acc(0), py, N,
-                               co.data(), batch);
+                               co.data(), batch, math);
       }
       out.finish();
     });

@@ -60,6 +60,23 @@ struct ExecConfig {
   RuntimeProfile profile = RuntimeProfile::Generic;
 };
 
+// The format the values of a float tensor of element type `dtype` lie on under `config`: a 16-bit float
+// tensor its own format, float32 the storage format the executor rounds float outputs to, float64 FP64.
+inline Format value_format(const ExecConfig& config, DType dtype) {
+  switch (dtype) {
+    case DType::Float16: return Format::FP16;
+    case DType::BFloat16: return Format::BF16;
+    case DType::Float64: return Format::FP64;
+    default: return config.storage;
+  }
+}
+
+// Whether the ONNX Runtime CUDA EP rules (docs/numerics.md, "Op math per class") apply to an op computing
+// on `dtype`: profile ort-cuda and the op's values in fp16. Each rule is a small named function in its op.
+inline bool ort_cuda_fp16_rules(const ExecConfig& config, DType dtype) {
+  return config.profile == RuntimeProfile::OrtCuda && value_format(config, dtype) == Format::FP16;
+}
+
 // What compute() sees: inputs (nullptr for omitted optional inputs), outputs to fill.
 class KernelContext {
  public:

@@ -119,6 +119,18 @@ int64_t ReducePlan::base_offset(int64_t out_index) const {
 
 namespace {
 
+// ORT CUDA EP rule (docs/numerics.md, "ReduceMean (ORT fast path)"): when the reduced axes are contiguous and
+// leading or trailing (a matrix row or column reduction), ORT sums in float, writes the sum to the fp16
+// output, then divides it by fp16(N) in place: RN16(RN16(sum) / RN16(N)). The stored sum overflows to Inf
+// once it reaches 65520, however small the mean.
+bool ort_cuda_mean_takes_fast_path(const ExecConfig& config, DType dtype, const ReducePlan& plan) {
+  return ort_cuda_fp16_rules(config, dtype) && plan.simple() && (plan.outer() == 1 || plan.inner() == 1);
+}
+float ort_cuda_fast_path_mean(float sum, int64_t count) {
+  const float stored_sum = round_to_format(Format::FP16, sum);
+  return round_to_format(Format::FP16, stored_sum / round_to_format(Format::FP16, static_cast<float>(count)));
+}
+
 // kAxesInputSince: the opset from which axes is the second input and noop_with_empty_axes exists.
 // kAllowsBool: ReduceMax/ReduceMin (opset 20) accept bool.
 template <template <class> class F, int64_t kAxesInputSince, bool kAllowsBool = false>
@@ -153,6 +165,14 @@ class ReduceOp : public OpKernel {
         Tensor& y = ctx.allocate_output(0, x.dtype(), plan.out_shape());
         T* out = y.data<T>();
         const F<T> f{};
+        if constexpr (std::is_same_v<F<T>, ReduceMeanF<T>> && std::is_same_v<typename F<T>::Acc, float>) {
+          if (ort_cuda_mean_takes_fast_path(ctx.config(), x.dtype(), plan)) {
+            run_reduction(plan, x.data<T>(), f, [&](int64_t o, float sum) {
+              out[o] = store<T>(ort_cuda_fast_path_mean(sum, plan.reduce_count()));
+            });
+            return;
+          }
+        }
         run_reduction(plan, x.data<T>(), f,
                       [&](int64_t o, const typename F<T>::Acc& a) { out[o] = f.finalize(a, plan.reduce_count()); });
       }

@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 #include "backends/cpu/parallel.h"
 #include "common/error.h"
@@ -74,13 +75,87 @@ template <class T> void scale_only(int64_t M, int64_t N, T beta, T* C, int64_t l
     for (int64_t n = 0; n < N; ++n) C[m * ldc + n] = beta == T(0) ? T(0) : beta * C[m * ldc + n];
 }
 
+// [SECTION] Reduced-precision GEMM math (GemmMath)
+
+// Per-thread buffers that keep their capacity between calls: emulated GEMMs run once per node and must not
+// re-fault megabytes each time. Slots keep simultaneous buffers apart.
+enum ScratchSlot { kTf32A, kTf32B, kPartialSum, kRunningSum, kScratchSlots };
+float* thread_scratch(ScratchSlot slot, int64_t count) {
+  thread_local std::vector<float> buffers[kScratchSlots];
+  std::vector<float>& b = buffers[slot];
+  if (b.size() < static_cast<size_t>(count)) b.resize(static_cast<size_t>(count));
+  return b.data();
+}
+
+// Rounds a buffer onto a format's grid, in parallel unless already inside a parallel region.
+void round_buffer(Format format, float* data, int64_t n) {
+  if (inside_parallel_region()) return round_to_format(format, data, n);
+  parallel_for(n, 1 << 16, [&](int64_t b, int64_t e) { round_to_format(format, data + b, e - b); });
+}
+
+// A TF32 copy of a stored rows x cols matrix with row stride ld (the copy is dense: its stride is cols).
+const float* tf32_copy(ScratchSlot slot, const float* x, int64_t rows, int64_t cols, int64_t ld) {
+  float* copy = thread_scratch(slot, rows * cols);
+  for (int64_t r = 0; r < rows; ++r) std::memcpy(copy + r * cols, x + r * ld, static_cast<size_t>(cols) * sizeof(float));
+  round_buffer(Format::TF32, copy, rows * cols);
+  return copy;
+}
+
+// One block of C = alpha * op(A) op(B) + beta * C with a half-precision accumulator (CUBLAS_COMPUTE_16F):
+// K is summed in chunks of kHalfAccumulationChunk by an fp32 sgemm, and every chunk does
+// running = RN(running + RN(partial)); the epilogue alpha * running + beta * C is fp16 arithmetic too.
+// Runs on the calling thread (split_gemm hands each thread its own block).
+void gemm_half_accumulator(Format grid, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha,
+                           const float* A, int64_t lda, const float* B, int64_t ldb, float beta, float* C,
+                           int64_t ldc) {
+  const int64_t count = M * N;
+  float* partial = thread_scratch(kPartialSum, count);
+  float* running = thread_scratch(kRunningSum, count);
+  std::fill(running, running + count, 0.f);
+  for (int64_t k0 = 0; k0 < K; k0 += kHalfAccumulationChunk) {
+    const int64_t kc = std::min(kHalfAccumulationChunk, K - k0);
+    const float* a = trans_a ? A + k0 * lda : A + k0;
+    const float* b = trans_b ? B + k0 : B + k0 * ldb;
+    cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
+                blas_int(M), blas_int(N), blas_int(kc), 1.f, a, blas_int(lda), b, blas_int(ldb), 0.f, partial,
+                blas_int(N));
+    round_to_format(grid, partial, count);
+    for (int64_t i = 0; i < count; ++i) running[i] += partial[i];
+    round_to_format(grid, running, count);
+  }
+  const float alpha_on_grid = round_to_format(grid, alpha), beta_on_grid = round_to_format(grid, beta);
+  for (int64_t m = 0; m < M; ++m) {
+    float* c = C + m * ldc;
+    const float* r = running + m * N;
+    for (int64_t n = 0; n < N; ++n) {
+      float y = alpha_on_grid == 1.f ? r[n] : round_to_format(grid, alpha_on_grid * r[n]);
+      if (beta_on_grid != 0.f) y = round_to_format(grid, y + round_to_format(grid, beta_on_grid * c[n]));
+      c[n] = y;
+    }
+  }
+}
+
 }  // namespace
 
 void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
-          const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
+          const float* B, int64_t ldb, float beta, float* C, int64_t ldc, const GemmMath& math) {
   if (M == 0 || N == 0) return;
   if (K == 0) return scale_only(M, N, beta, C, ldc);  // the BLAS would skip beta * C
+  if (math.tf32_operands) {
+    // Stored shapes: op(A) is M x K, so A is stored K x M when transposed; likewise B.
+    A = tf32_copy(kTf32A, A, trans_a ? K : M, trans_a ? M : K, lda);
+    lda = trans_a ? M : K;
+    B = tf32_copy(kTf32B, B, trans_b ? N : K, trans_b ? K : N, ldb);
+    ldb = trans_b ? K : N;
+  }
   const int k = blas_int(K), ia = blas_int(lda), ib = blas_int(ldb), ic = blas_int(ldc);
+  if (math.accumulator != Format::FP32) {
+    split_gemm(trans_a, trans_b, M, N, K, A, lda, B, ldb, C, ldc,
+               [&](int64_t m, int64_t n, const float* a, const float* b, float* c) {
+                 gemm_half_accumulator(math.accumulator, trans_a, trans_b, m, n, K, alpha, a, lda, b, ldb, beta, c, ldc);
+               });
+    return;
+  }
   split_gemm(trans_a, trans_b, M, N, K, A, lda, B, ldb, C, ldc,
              [&](int64_t m, int64_t n, const float* a, const float* b, float* c) {
                cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
@@ -89,7 +164,7 @@ void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alp
 }
 
 void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, double alpha, const double* A, int64_t lda,
-          const double* B, int64_t ldb, double beta, double* C, int64_t ldc) {
+          const double* B, int64_t ldb, double beta, double* C, int64_t ldc, const GemmMath&) {
   if (M == 0 || N == 0) return;
   if (K == 0) return scale_only(M, N, beta, C, ldc);
   const int k = blas_int(K), ia = blas_int(lda), ib = blas_int(ldb), ic = blas_int(ldc);
@@ -103,9 +178,10 @@ void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, double al
 template <class T>
 void gemm_batched(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda,
                   const int64_t* a_offsets, const T* B, int64_t ldb, const int64_t* b_offsets, T beta, T* C,
-                  int64_t ldc, const int64_t* c_offsets, int64_t batch) {
+                  int64_t ldc, const int64_t* c_offsets, int64_t batch, const GemmMath& math) {
   auto one = [&](int64_t i) {
-    gemm(trans_a, trans_b, M, N, K, alpha, A + a_offsets[i], lda, B + b_offsets[i], ldb, beta, C + c_offsets[i], ldc);
+    gemm(trans_a, trans_b, M, N, K, alpha, A + a_offsets[i], lda, B + b_offsets[i], ldb, beta, C + c_offsets[i], ldc,
+         math);
   };
   const double work = static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
   const bool over_batch = batch >= num_threads() || work < kParallelGemmWork || !std::is_floating_point_v<T>;
@@ -122,7 +198,8 @@ void gemm_batched(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T
 
 #define MPA_GEMM_BATCHED(T)                                                                                    \
   template void gemm_batched<T>(bool, bool, int64_t, int64_t, int64_t, T, const T*, int64_t, const int64_t*, \
-                                const T*, int64_t, const int64_t*, T, T*, int64_t, const int64_t*, int64_t);
+                                const T*, int64_t, const int64_t*, T, T*, int64_t, const int64_t*, int64_t,       \
+                                const GemmMath&);
 MPA_GEMM_BATCHED(float)
 MPA_GEMM_BATCHED(double)
 MPA_GEMM_BATCHED(int32_t)

@@ -36,14 +36,16 @@ inline constexpr int64_t kHalfAccumulationChunk = 16;
 
 void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
           const float* B, int64_t ldb, float beta, float* C, int64_t ldc, const GemmMath& math = {});
+// The FP64 reference and integer GEMMs take a GemmMath only so that every caller has one signature: they
+// ignore it (a reference is never emulated; integer arithmetic is exact or wraps).
 void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, double alpha, const double* A, int64_t lda,
-          const double* B, int64_t ldb, double beta, double* C, int64_t ldc);
+          const double* B, int64_t ldb, double beta, double* C, int64_t ldc, const GemmMath& math = {});
 
 // Integer GEMM (wrap-around arithmetic, as numpy does for fixed-width ints).
 template <class T>
   requires std::is_integral_v<T>
 void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda, const T* B,
-          int64_t ldb, T beta, T* C, int64_t ldc) {
+          int64_t ldb, T beta, T* C, int64_t ldc, const GemmMath& math = {}) {
   for (int64_t m = 0; m < M; ++m) {
     T* c = C + m * ldc;
     for (int64_t n = 0; n < N; ++n) c[n] = beta == T(0) ? T(0) : static_cast<T>(beta * c[n]);

@@ -1,0 +1,359 @@
+// The JSON report as a contract (reports/schema/mpaudit.report.1.json): every report the real CLI writes
+// validates against the schema; the same model, inputs and seed give the same bytes whatever the thread
+// count; shards merged with `mpaudit merge` give the bytes of an audit of the whole set; read_report and
+// write_report round-trip byte for byte; reports are written atomically; --fail-on keeps its exit codes.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <valijson/adapters/nlohmann_json_adapter.hpp>
+#include <valijson/schema.hpp>
+#include <valijson/schema_parser.hpp>
+#include <valijson/validator.hpp>
+
+#include "reports/report.h"
+#include "support/model_builder.h"
+#include "support/run_cli.h"
+
+using mpa::test::CliResult;
+using mpa::test::ModelBuilder;
+using mpa::test::read_whole_file;
+using mpa::test::run_cli;
+using mpa::test::TempDir;
+using mpa::test::write_whole_file;
+namespace fs = std::filesystem;
+
+namespace {
+
+// [SECTION] Schema
+
+class ReportSchema {
+ public:
+  ReportSchema() : document_(nlohmann::json::parse(read_whole_file(MPA_SCHEMA_PATH))) {
+    valijson::SchemaParser parser(valijson::SchemaParser::kDraft7);
+    parser.populateSchema(valijson::adapters::NlohmannJsonAdapter(document_), schema_);
+  }
+  // Every violation, one per line ("" when the report is valid).
+  std::string violations(const nlohmann::json& report) const {
+    valijson::Validator validator;
+    valijson::ValidationResults results;
+    if (validator.validate(schema_, valijson::adapters::NlohmannJsonAdapter(report), &results)) return "";
+    std::string text;
+    for (const auto& error : results) {
+      for (const std::string& step : error.context) text += step;
+      text += ": " + error.description + "\n";
+    }
+    return text;
+  }
+
+ private:
+  nlohmann::json document_;
+  valijson::Schema schema_;
+};
+
+const ReportSchema& report_schema() {
+  static const ReportSchema schema;
+  return schema;
+}
+
+// [SECTION] Models
+
+std::vector<float> normal_values(size_t count, float scale, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> dist(0.f, scale);
+  std::vector<float> v(count);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+// Gemm -> Relu -> Gemm -> Softmax with small weights: well inside fp16, so nothing is unsafe.
+ModelBuilder mlp_model() {
+  ModelBuilder b;
+  b.input("x", onnx::TensorProto::FLOAT, {2, 8});
+  b.initializer("w1", {8, 16}, normal_values(8 * 16, 0.3f, 1));
+  b.initializer("b1", {16}, normal_values(16, 0.1f, 2));
+  b.initializer("w2", {16, 4}, normal_values(16 * 4, 0.3f, 3));
+  b.initializer("b2", {4}, normal_values(4, 0.1f, 4));
+  b.node("Gemm", {"x", "w1", "b1"}, {"h"}, "fc1");
+  b.node("Relu", {"h"}, {"a"}, "act");
+  b.node("Gemm", {"a", "w2", "b2"}, {"logits"}, "fc2");
+  b.node("Softmax", {"logits"}, {"probs"}, "softmax");
+  b.output("probs", onnx::TensorProto::FLOAT, {2, 4});
+  return b;
+}
+
+// Integer values next to float ones: Shape's int64 output is reported by shape and type only, and is
+// also a graph output the summary must leave out.
+ModelBuilder shape_reshape_model() {
+  ModelBuilder b;
+  b.input("x", onnx::TensorProto::FLOAT, {2, 3, 4});
+  b.int64_initializer("flat_shape", {2}, {2, -1});
+  b.node("Relu", {"x"}, {"r"}, "act");
+  b.node("Shape", {"x"}, {"x_shape"}, "shape_of_x");
+  b.node("Reshape", {"r", "flat_shape"}, {"flat"}, "flatten");
+  b.node("Reshape", {"flat", "x_shape"}, {"y"}, "restore");
+  b.output("y", onnx::TensorProto::FLOAT, {2, 3, 4});
+  b.output("x_shape", onnx::TensorProto::INT64, {3});
+  return b;
+}
+
+// Two float outputs declared in non-alphabetical order, so any re-sorting of outputs shows.
+ModelBuilder two_output_model() {
+  ModelBuilder b;
+  b.input("x", onnx::TensorProto::FLOAT, {3, 5});
+  b.initializer("half", {1}, {0.5f});
+  b.node("Tanh", {"x"}, {"z_tanh"}, "squash");
+  b.node("Mul", {"x", "half"}, {"a_half"}, "halve");
+  b.output("z_tanh", onnx::TensorProto::FLOAT, {3, 5});
+  b.output("a_half", onnx::TensorProto::FLOAT, {3, 5});
+  return b;
+}
+
+// Inputs ~N(0,1) times 1e5 exceed fp16's 65504 (and so does the weight): node "scale" must be unsafe, and
+// its fp16 run turns Inf, which exercises the null figures of the report.
+ModelBuilder planted_overflow_model() {
+  ModelBuilder b;
+  b.input("x", onnx::TensorProto::FLOAT, {4, 8});
+  b.initializer("gain", {1}, {1e5f});
+  b.node("Mul", {"x", "gain"}, {"y"}, "scale");
+  b.output("y", onnx::TensorProto::FLOAT, {4, 8});
+  return b;
+}
+
+// Outputs larger than one probe chunk (16384 values), so a second thread has work of its own.
+ModelBuilder wide_model() {
+  ModelBuilder b;
+  b.input("x", onnx::TensorProto::FLOAT, {2, 96, 128});
+  b.initializer("w", {128, 160}, normal_values(128 * 160, 0.1f, 5));
+  b.node("MatMul", {"x", "w"}, {"proj"}, "project");
+  b.node("Relu", {"proj"}, {"y"}, "act");
+  b.output("y", onnx::TensorProto::FLOAT, {2, 96, 160});
+  return b;
+}
+
+// [SECTION] Fixture
+
+// The contract of every CLI failure: exit 2 and exactly one line on stderr, naming what went wrong.
+void expect_one_line_error(const CliResult& r, const std::string& fragment) {
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_EQ(r.err.rfind("mpaudit: error: ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find(fragment), std::string::npos) << "missing '" << fragment << "' in: " << r.err;
+}
+
+class ReportContract : public ::testing::Test {
+ protected:
+  fs::path save(const ModelBuilder& model, const std::string& name) {
+    const fs::path path = dir_ / name;
+    model.save(path);
+    return path;
+  }
+  fs::path path(const std::string& name) const { return dir_ / name; }
+
+  // `mpaudit audit MODEL --quiet --json REPORT ARGS`; the report is written whatever the gates say
+  // (exit 0 or 1). Returns the report's bytes.
+  std::string audit(const fs::path& model, const std::string& report_name, const std::string& args) {
+    const CliResult r = cli("audit " + model.string() + " --quiet --json " + path(report_name).string() + " " + args);
+    EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 1) << "exit " << r.exit_code << ": " << r.err;
+    EXPECT_TRUE(fs::is_regular_file(path(report_name))) << report_name << " was not written: " << r.err;
+    return read_whole_file(path(report_name));
+  }
+  CliResult merge(const std::vector<std::string>& report_names, const std::string& output_name) {
+    std::string args = "merge --quiet -o " + path(output_name).string();
+    for (const std::string& name : report_names) args.append(" ").append(path(name).string());
+    return cli(args);
+  }
+  CliResult cli(const std::string& args) { return run_cli(dir_, args); }
+
+ private:
+  TempDir dir_;
+};
+
+void expect_valid(const std::string& report_text, const std::string& what) {
+  SCOPED_TRACE(what);
+  const nlohmann::json report = nlohmann::json::parse(report_text);
+  EXPECT_EQ(report_schema().violations(report), "");
+}
+
+// [SECTION] a. Schema validation
+
+TEST_F(ReportContract, ReportsOfSmallModelsValidate) {
+  const fs::path mlp = save(mlp_model(), "mlp.onnx");
+  expect_valid(audit(mlp, "mlp.json", "--samples 2"), "mlp, fp16");
+  expect_valid(audit(save(shape_reshape_model(), "shape.onnx"), "shape.json", "--samples 2"), "integer Shape/Reshape path");
+  expect_valid(audit(save(two_output_model(), "two.onnx"), "two.json", "--samples 2"), "two outputs");
+  expect_valid(audit(mlp, "all_targets.json",
+                     "--samples 2 --target fp16 --target bf16 --target fp8e4m3 --target fp8e5m2 --target tf32"),
+               "every target format");
+  expect_valid(audit(mlp, "fp64.json", "--samples 2 --reference fp64 --target bf16"), "fp64 reference");
+  expect_valid(audit(mlp, "timing.json", "--samples 2 --timing"), "with --timing");
+  expect_valid(audit(save(planted_overflow_model(), "overflow.onnx"), "overflow.json", "--samples 2"),
+               "planted overflow: Inf in the target run, null figures");
+  expect_valid(audit(mlp, "shard.json", "--samples 3 --shard 1/3"), "one shard");
+  expect_valid(audit(fs::path(MPA_SOURCE_DIR) / "models/demo/tiny_cnn.onnx", "tiny_cnn.json", "--samples 1 --target bf16"),
+               "demo CNN");
+}
+
+TEST_F(ReportContract, MergedReportsValidate) {
+  const fs::path mlp = save(mlp_model(), "mlp.onnx");
+  for (const char* shard : {"1/3", "2/3", "3/3"}) audit(mlp, std::string("part") + shard[0] + ".json", std::string("--samples 3 --shard ") + shard);
+  ASSERT_EQ(merge({"part1.json", "part2.json"}, "partial.json").exit_code, 0);
+  expect_valid(read_whole_file(path("partial.json")), "merge of 2 of 3 shards");
+  EXPECT_EQ(nlohmann::json::parse(read_whole_file(path("partial.json")))["config"]["shard"], "partial");
+  ASSERT_EQ(merge({"partial.json", "part3.json"}, "whole.json").exit_code, 0);
+  expect_valid(read_whole_file(path("whole.json")), "merge of all shards");
+}
+
+// The schema is not vacuous: each kind of damage is caught.
+TEST_F(ReportContract, BrokenReportsFailValidation) {
+  const nlohmann::json good = nlohmann::json::parse(audit(save(mlp_model(), "mlp.onnx"), "mlp.json", "--samples 1"));
+  ASSERT_EQ(report_schema().violations(good), "");
+  auto expect_invalid = [&good](const std::string& what, const std::function<void(nlohmann::json&)>& damage) {
+    nlohmann::json broken = good;
+    damage(broken);
+    EXPECT_NE(report_schema().violations(broken), "") << what << " was accepted";
+  };
+  auto first_tensor = [](nlohmann::json& r) -> nlohmann::json& { return r["nodes"][0]["tensors"][0]; };
+  expect_invalid("a missing required key", [](nlohmann::json& r) { r["model"].erase("sha256"); });
+  expect_invalid("a missing node field", [](nlohmann::json& r) { r["nodes"][0].erase("targets"); });
+  expect_invalid("an unknown verdict", [](nlohmann::json& r) { r["nodes"][0]["targets"]["fp16"]["verdict"] = "dangerous"; });
+  expect_invalid("an unknown summary verdict", [](nlohmann::json& r) { r["summary"]["targets"]["fp16"]["verdict"] = "safe"; });
+  expect_invalid("an unknown reason code", [](nlohmann::json& r) {
+    r["nodes"][0]["targets"]["fp16"]["reasons"].push_back({{"code", "overflowed"}, {"level", "warn"}, {"message", ""}});
+  });
+  expect_invalid("an 85-bin histogram", [&](nlohmann::json& r) { first_tensor(r)["reference"]["exp_hist"].erase(0); });
+  expect_invalid("a negative histogram count", [&](nlohmann::json& r) { first_tensor(r)["reference"]["exp_hist"][3] = -1; });
+  expect_invalid("another schema version", [](nlohmann::json& r) { r["schema"] = "mpaudit.report/2"; });
+  expect_invalid("an unknown top-level key", [](nlohmann::json& r) { r["extra"] = 1; });
+  expect_invalid("an unknown target format",
+                 [](nlohmann::json& r) { r["summary"]["targets"]["fp12"] = r["summary"]["targets"]["fp16"]; });
+  expect_invalid("a string where a metric belongs",
+                 [&](nlohmann::json& r) { first_tensor(r)["targets"]["fp16"]["isolated"]["sqnr_db"] = "high"; });
+  expect_invalid("an SQNR above the 400 dB cap",
+                 [&](nlohmann::json& r) { first_tensor(r)["targets"]["fp16"]["isolated"]["sqnr_db"] = 401; });
+}
+
+// [SECTION] b. Determinism
+
+TEST_F(ReportContract, SameInputsGiveTheSameBytes) {
+  const fs::path mlp = save(mlp_model(), "mlp.onnx");
+  const std::string first = audit(mlp, "first.json", "--samples 3 --seed 11 --target fp16 --target bf16");
+  const std::string second = audit(mlp, "second.json", "--samples 3 --seed 11 --target fp16 --target bf16");
+  EXPECT_TRUE(first == second) << "two runs of the same audit differ";
+  EXPECT_NE(first, audit(mlp, "other_seed.json", "--samples 3 --seed 12 --target fp16 --target bf16"))
+      << "the seed does not reach the inputs";
+}
+
+TEST_F(ReportContract, ThreadCountDoesNotChangeTheBytes) {
+  const fs::path wide = save(wide_model(), "wide.onnx");
+  const std::string one = audit(wide, "one.json", "--samples 2 --threads 1 --target fp16 --target bf16");
+  const std::string two = audit(wide, "two.json", "--samples 2 --threads 2 --target fp16 --target bf16");
+  EXPECT_TRUE(one == two) << "--threads 1 and --threads 2 reports differ";
+}
+
+// [SECTION] c. Merge
+
+TEST_F(ReportContract, TwoShardsMergeToTheWholeSet) {
+  for (const auto& [model, name] : {std::pair{mlp_model(), "mlp"}, std::pair{two_output_model(), "two"}}) {
+    SCOPED_TRACE(name);
+    const fs::path onnx = save(model, std::string(name) + ".onnx");
+    const std::string settings = "--samples 6 --seed 5 --target fp16 --target bf16";
+    const std::string whole = audit(onnx, "whole.json", settings);
+    audit(onnx, "half1.json", settings + " --shard 1/2");
+    audit(onnx, "half2.json", settings + " --shard 2/2");
+    const CliResult r = merge({"half1.json", "half2.json"}, "merged.json");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(read_whole_file(path("merged.json")) == whole) << "merged shards differ from the whole set";
+  }
+}
+
+TEST_F(ReportContract, ThreeShardsMergeInAnyOrder) {
+  const fs::path onnx = save(two_output_model(), "two.onnx");
+  const std::string settings = "--samples 6 --seed 9";
+  const std::string whole = audit(onnx, "whole.json", settings);
+  for (const char* shard : {"1/3", "2/3", "3/3"})
+    audit(onnx, std::string("third") + shard[0] + ".json", settings + " --shard " + shard);
+  ASSERT_EQ(merge({"third3.json", "third1.json", "third2.json"}, "merged.json").exit_code, 0);
+  EXPECT_TRUE(read_whole_file(path("merged.json")) == whole) << "3-way merge (3, 1, 2) differs from the whole set";
+}
+
+TEST_F(ReportContract, MergingDifferentModelsOrSettingsFails) {
+  const fs::path mlp = save(mlp_model(), "mlp.onnx"), two = save(two_output_model(), "two.onnx");
+  audit(mlp, "mlp1.json", "--samples 2 --shard 1/2");
+  audit(two, "two2.json", "--samples 2 --shard 2/2");
+  audit(mlp, "mlp2_bf16.json", "--samples 2 --shard 2/2 --target bf16");
+  audit(mlp, "mlp2_seed.json", "--samples 2 --shard 2/2 --seed 4");
+  audit(mlp, "mlp_whole.json", "--samples 2");
+  expect_one_line_error(merge({"mlp1.json", "two2.json"}, "out.json"), "different models");
+  expect_one_line_error(merge({"mlp1.json", "mlp2_bf16.json"}, "out.json"), "different settings");
+  expect_one_line_error(merge({"mlp1.json", "mlp2_seed.json"}, "out.json"), "different settings");
+  expect_one_line_error(merge({"mlp_whole.json", "mlp1.json"}, "out.json"), "more than one report");
+  EXPECT_FALSE(fs::exists(path("out.json")));
+}
+
+// [SECTION] d. Reader round trip
+
+TEST_F(ReportContract, ReadThenWriteGivesTheSameBytes) {
+  const fs::path mlp = save(mlp_model(), "mlp.onnx");
+  const std::vector<std::pair<fs::path, std::string>> cases = {
+      {mlp, "--samples 2 --target fp16 --target bf16 --target fp8e4m3 --target fp8e5m2 --target tf32"},
+      {mlp, "--samples 2 --reference fp64 --timing"},
+      {save(shape_reshape_model(), "shape.onnx"), "--samples 2 --shard 1/2"},
+      {save(planted_overflow_model(), "overflow.onnx"), "--samples 2"},
+  };
+  for (const auto& [model, args] : cases) {
+    SCOPED_TRACE(model.filename().string() + " " + args);
+    const std::string original = audit(model, "original.json", args);
+    mpa::report::write_report(path("rewritten.json").string(), mpa::report::read_report(path("original.json").string()));
+    EXPECT_TRUE(read_whole_file(path("rewritten.json")) == original) << "read_report/write_report changed the report";
+  }
+}
+
+// [SECTION] e. Atomic write
+
+TEST_F(ReportContract, WriteIntoAMissingFolderFailsAndLeavesNothing) {
+  const fs::path mlp = save(mlp_model(), "mlp.onnx");
+  const fs::path target = path("missing") / "report.json";
+  expect_one_line_error(cli("audit " + mlp.string() + " --quiet --json " + target.string()), "report.json");
+  EXPECT_FALSE(fs::exists(path("missing")));
+  audit(mlp, "a.json", "--samples 2 --shard 1/2");
+  audit(mlp, "b.json", "--samples 2 --shard 2/2");
+  expect_one_line_error(merge({"a.json", "b.json"}, "missing/merged.json"), "merged.json");
+  EXPECT_FALSE(fs::exists(path("missing")));
+}
+
+TEST_F(ReportContract, AnExistingReportIsReplacedWhole) {
+  const fs::path mlp = save(mlp_model(), "mlp.onnx");
+  const std::string fresh = audit(mlp, "fresh.json", "--samples 2");
+  // Longer than the report: an in-place overwrite without truncation would leave its tail behind.
+  write_whole_file(path("existing.json"), std::string(fresh.size() * 3, 'x'));
+  EXPECT_TRUE(audit(mlp, "existing.json", "--samples 2") == fresh);
+  for (const auto& entry : fs::directory_iterator(path(".")))
+    EXPECT_EQ(entry.path().filename().string().find(".tmp"), std::string::npos) << "left behind: " << entry.path();
+}
+
+// [SECTION] f. Exit codes of gates
+
+TEST_F(ReportContract, GateExitCodes) {
+  const fs::path safe = save(mlp_model(), "mlp.onnx"), overflow = save(planted_overflow_model(), "overflow.onnx");
+  const std::string unsafe_gate = " --samples 2 --quiet --fail-on 'unsafe_nodes>0'";
+  EXPECT_EQ(cli("audit " + safe.string() + unsafe_gate).exit_code, 0);
+
+  const CliResult flagged = cli("audit " + overflow.string() + unsafe_gate + " --json " + path("overflow.json").string());
+  EXPECT_EQ(flagged.exit_code, 1) << flagged.err;
+  const mpa::report::Report report = mpa::report::read_report(path("overflow.json").string());
+  EXPECT_EQ(report.summary.at("fp16").unsafe_nodes, std::vector<std::string>{"scale"});
+  bool overflow_reason = false;
+  for (const auto& node : report.nodes)
+    for (const auto& reason : node.targets.at("fp16").reasons) overflow_reason |= node.name == "scale" && reason.code == "overflow";
+  EXPECT_TRUE(overflow_reason) << "the planted overflow is not named as such";
+
+  EXPECT_EQ(cli("audit " + safe.string() + " --samples 2 --quiet --fail-on 'output.max_rel_err>1e9'").exit_code, 0);
+  for (const char* malformed : {"unsafe_nodes>>0", "unsafe_nodes>1e", "unsafe_nodes>1.2.3", "bogus>0", "unsafe_nodes"}) {
+    SCOPED_TRACE(malformed);
+    expect_one_line_error(cli("audit " + safe.string() + " --samples 1 --quiet --fail-on '" + malformed + "'"), "--fail-on");
+  }
+}
+
+}  // namespace
