@@ -14,6 +14,17 @@ std::string profile_name(RuntimeProfile p) { return p == RuntimeProfile::OrtCuda
 
 namespace {
 
+// Adds the wall time of a scope to a counter.
+class ScopedSeconds {
+ public:
+  explicit ScopedSeconds(double& total) : total_(total), start_(std::chrono::steady_clock::now()) {}
+  ~ScopedSeconds() { total_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
+
+ private:
+  double& total_;
+  std::chrono::steady_clock::time_point start_;
+};
+
 using ValueMap = std::unordered_map<std::string, Tensor>;
 
 bool is_float(DType t) { return dtype_is_float(t); }
@@ -55,6 +66,7 @@ struct Auditor::Impl {
   std::vector<report::NodeStats> nodes;
   std::vector<probes::Divergence::Params> divergence_params;
   bool observed = false;
+  Auditor::TimeSplit time;
 
   Impl(std::shared_ptr<const Graph> g, AuditOptions o)
       : graph(std::move(g)), options(std::move(o)), session(graph, SessionOptions{options.threads}) {
@@ -195,10 +207,18 @@ struct Auditor::Impl {
         }
       for (size_t o = 0; o < ref_out.size(); ++o) {
         if (!stats.tensors[o].measured || !ref_out[o].defined()) continue;
-        observe_reference(stats.tensors[o], ref_out[o]);
+        {
+          ScopedSeconds probing(time.probes);
+          observe_reference(stats.tensors[o], ref_out[o]);
+        }
         // The output stored in each format: measured here, and kept as the isolated input of its consumers.
         for (size_t k = 0; k < targets; ++k) {
-          Tensor stored = tensor_in_format(ref_out[o], target_configs[k].storage);
+          Tensor stored;
+          {
+            ScopedSeconds converting(time.convert);
+            stored = tensor_in_format(ref_out[o], target_configs[k].storage);
+          }
+          ScopedSeconds probing(time.probes);
           stats.tensors[o].targets[target_name(k)].stored.merge(
               probes::Divergence::of(ref_out[o], stored, divergence_params[k], sample));
           if (!node.outputs[o].empty()) isolated_inputs[k][node.outputs[o]] = std::move(stored);
@@ -207,9 +227,16 @@ struct Auditor::Impl {
 
       for (size_t k = 0; k < targets; ++k) {
         const ExecConfig& config = target_configs[k];
-        std::vector<Tensor> prop_out = session.run_node(i, propagated[k].inputs_of(node), config);
-        for (Tensor& t : prop_out)
-          if (t.defined()) round_tensor_to_format(t, config.storage);
+        std::vector<Tensor> prop_out;
+        {
+          ScopedSeconds executing(time.execute);
+          prop_out = session.run_node(i, propagated[k].inputs_of(node), config);
+        }
+        {
+          ScopedSeconds converting(time.convert);
+          for (Tensor& t : prop_out)
+            if (t.defined()) round_tensor_to_format(t, config.storage);
+        }
         std::vector<Tensor> iso_out;
         if (has_float) {
           std::vector<const Tensor*> iso_in;
@@ -225,15 +252,21 @@ struct Auditor::Impl {
                 iso_in.push_back(&init->second);
                 continue;
               }
+              ScopedSeconds converting(time.convert);
               cached = isolated_inputs[k].emplace(name, tensor_in_format(*reference.find(name), config.storage)).first;
             }
             iso_in.push_back(&cached->second);
           }
-          iso_out = session.run_node(i, std::move(iso_in), config);
+          {
+            ScopedSeconds executing(time.execute);
+            iso_out = session.run_node(i, std::move(iso_in), config);
+          }
+          ScopedSeconds converting(time.convert);
           for (Tensor& t : iso_out)
             if (t.defined()) round_tensor_to_format(t, config.storage);
         }
         const std::string fmt = target_name(k);
+        ScopedSeconds probing(time.probes);
         for (size_t o = 0; o < ref_out.size(); ++o) {
           report::TensorStats& ts = stats.tensors[o];
           if (!ts.measured || !ref_out[o].defined() || !prop_out[o].defined()) continue;
@@ -271,6 +304,8 @@ void Auditor::observe(const TensorMap& feeds, int64_t sample_index, const std::f
 }
 
 size_t Auditor::node_count() const { return impl_->graph->nodes.size(); }
+
+Auditor::TimeSplit Auditor::time_split() const { return impl_->time; }
 
 void Auditor::fill(report::Report& report) const {
   report.nodes = impl_->nodes;

@@ -144,7 +144,14 @@ int audit(AuditArgs args) {
 
   Auditor auditor(model.graph, options);
   Progress progress(static_cast<int64_t>(auditor.node_count()) * (last - first), !args.quiet);
+  const auto start = std::chrono::steady_clock::now();
   for (int64_t s = first; s < last; ++s) auditor.observe(samples.sample(s), s, [&](size_t) { progress.step(); });
+  if (args.timing) {
+    const double total = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    const Auditor::TimeSplit split = auditor.time_split();
+    std::printf("audit-timing: total_ms=%.3f execute_ms=%.3f convert_ms=%.3f probes_ms=%.3f\n", total,
+                1e3 * split.execute, 1e3 * split.convert, 1e3 * split.probes);
+  }
 
   report::Report rep;
   rep.tool_version = MPA_VERSION;
@@ -183,7 +190,7 @@ Action add_audit(CLI::App& app) {
   app.add_option("--fail-on", a->fail_on, "gate, e.g. 'unsafe_nodes>0' or 'output.max_rel_err>1e-2' (repeatable; "
                                           "default: fail when any node is unsafe)");
   app.add_option("--threshold", a->thresholds, "KEY=VALUE verdict threshold, e.g. sqnr_warn_db.fp16=35 (repeatable)");
-  app.add_flag("--timing", a->timing, "record per-node wall time (makes the report differ between runs)");
+  app.add_flag("--timing", a->timing, "record per-node wall time (makes the report differ between runs) and print where the audit's time went");
   app.add_flag("--quiet", a->quiet, "no progress bar and no summary; the exit code still tells");
   add_thread_option(app, a->threads);
   return [a] { return audit(*a); };

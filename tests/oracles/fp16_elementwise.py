@@ -2,9 +2,10 @@
 
 numpy (2.2.6, pinned in requirements-test.txt) computes float16 arithmetic by converting to float, computing
 and rounding once to float16: the model mpaudit's fp16 emulation follows, so Add Sub Mul Div Sqrt Neg Abs
-Min Max Relu Where Cast must match bit for bit. Transcendental ops (Exp Log Tanh Sigmoid Erf Pow Gelu) are
+Min Max Relu Where Cast must match bit for bit. Elementary functions (Exp Log Tanh Sigmoid Erf Pow) are
 computed here in float64 and rounded once to float16 (the correctly rounded result); mpaudit computes them
-with float libm, so they must match within 1 fp16 ulp. numpy has no erf: math.erf per element.
+with float libm, so they must match within 1 fp16 ulp. Gelu, a formula over erf or tanh, is evaluated in
+float32 op by op (see main). numpy has no erf: math.erf per element.
 
 Output, one block per case (all values as hex bit patterns; inputs are float32 bits, bool inputs 0/1):
   case <name> <op type> <exact|ulp1> [attribute=value ...]
@@ -111,10 +112,16 @@ def main():
         emit("tanh", "Tanh", "ulp1", [x], rounded(np.tanh(x64)))
         emit("sigmoid", "Sigmoid", "ulp1", [x], rounded(1.0 / (1.0 + np.exp(-x64))))
         emit("erf", "Erf", "ulp1", [x], rounded(erf64(x)))
-        emit("gelu", "Gelu", "ulp1", [x], rounded(0.5 * x64 * (1.0 + erf64(x64 / math.sqrt(2.0)))))
-        k = math.sqrt(2.0 / math.pi)
-        emit("gelu_tanh", "Gelu", "ulp1", [x], rounded(0.5 * x64 * (1.0 + np.tanh(k * (x64 + 0.044715 * x64**3)))),
-             ["approximate=tanh"])
+        # Gelu is a formula, not an elementary function: evaluated in float32 as GPU runtimes do (PyTorch's
+        # opmath, ORT's FastGelu in float), with correctly rounded erf / tanh, then rounded once. float64
+        # would differ by more than 1 fp16 ulp for x < -4, where 1 + erf(x / sqrt 2) cancels in float32.
+        x32 = x.astype(np.float32)
+        f32 = np.float32
+        erf32 = erf64(x32 * f32(0.7071067811865476)).astype(np.float32)
+        emit("gelu", "Gelu", "ulp1", [x], (f32(0.5) * x32 * (f32(1) + erf32)).astype(F16))
+        inner = f32(0.7978845608028654) * (x32 + f32(0.044715) * x32 * x32 * x32)
+        tanh32 = np.tanh(inner.astype(np.float64)).astype(np.float32)
+        emit("gelu_tanh", "Gelu", "ulp1", [x], (f32(0.5) * x32 * (f32(1) + tanh32)).astype(F16), ["approximate=tanh"])
         base, exponent = pairs(n, scale=2.0)
         emit("pow", "Pow", "ulp1", [base, exponent], rounded(np.power(base.astype(np.float64), exponent.astype(np.float64))))
 

@@ -121,8 +121,21 @@ ModelBuilder planted_overflow_model() {
   return b;
 }
 
-// Outputs larger than one probe chunk (16384 values), so a second thread has work of its own.
-ModelBuilder wide_model() {
+// Outputs larger than one probe chunk (16384 values), so a second thread has work of its own: elementwise
+// ops and a row-wise Softmax.
+ModelBuilder wide_elementwise_model() {
+  ModelBuilder b;
+  b.input("x", onnx::TensorProto::FLOAT, {2, 96, 128});
+  b.initializer("gain", {128}, normal_values(128, 2.f, 5));
+  b.node("Mul", {"x", "gain"}, {"scaled"}, "scale");
+  b.node("Relu", {"scaled"}, {"positive"}, "act");
+  b.node("Softmax", {"positive"}, {"y"}, "softmax");
+  b.output("y", onnx::TensorProto::FLOAT, {2, 96, 128});
+  return b;
+}
+
+// The same size through MatMul, whose CPU GEMM is split across threads.
+ModelBuilder wide_matmul_model() {
   ModelBuilder b;
   b.input("x", onnx::TensorProto::FLOAT, {2, 96, 128});
   b.initializer("w", {128, 160}, normal_values(128 * 160, 0.1f, 5));
@@ -181,7 +194,8 @@ void expect_valid(const std::string& report_text, const std::string& what) {
 TEST_F(ReportContract, ReportsOfSmallModelsValidate) {
   const fs::path mlp = save(mlp_model(), "mlp.onnx");
   expect_valid(audit(mlp, "mlp.json", "--samples 2"), "mlp, fp16");
-  expect_valid(audit(save(shape_reshape_model(), "shape.onnx"), "shape.json", "--samples 2"), "integer Shape/Reshape path");
+  expect_valid(audit(save(shape_reshape_model(), "shape.onnx"), "shape.json", "--samples 2"),
+               "integer Shape/Reshape path");
   expect_valid(audit(save(two_output_model(), "two.onnx"), "two.json", "--samples 2"), "two outputs");
   expect_valid(audit(mlp, "all_targets.json",
                      "--samples 2 --target fp16 --target bf16 --target fp8e4m3 --target fp8e5m2 --target tf32"),
@@ -191,13 +205,15 @@ TEST_F(ReportContract, ReportsOfSmallModelsValidate) {
   expect_valid(audit(save(planted_overflow_model(), "overflow.onnx"), "overflow.json", "--samples 2"),
                "planted overflow: Inf in the target run, null figures");
   expect_valid(audit(mlp, "shard.json", "--samples 3 --shard 1/3"), "one shard");
-  expect_valid(audit(fs::path(MPA_SOURCE_DIR) / "models/demo/tiny_cnn.onnx", "tiny_cnn.json", "--samples 1 --target bf16"),
-               "demo CNN");
+  expect_valid(
+      audit(fs::path(MPA_SOURCE_DIR) / "models/demo/tiny_cnn.onnx", "tiny_cnn.json", "--samples 1 --target bf16"),
+      "demo CNN");
 }
 
 TEST_F(ReportContract, MergedReportsValidate) {
   const fs::path mlp = save(mlp_model(), "mlp.onnx");
-  for (const char* shard : {"1/3", "2/3", "3/3"}) audit(mlp, std::string("part") + shard[0] + ".json", std::string("--samples 3 --shard ") + shard);
+  for (const char* shard : {"1/3", "2/3", "3/3"})
+    audit(mlp, std::string("part") + shard[0] + ".json", std::string("--samples 3 --shard ") + shard);
   ASSERT_EQ(merge({"part1.json", "part2.json"}, "partial.json").exit_code, 0);
   expect_valid(read_whole_file(path("partial.json")), "merge of 2 of 3 shards");
   EXPECT_EQ(nlohmann::json::parse(read_whole_file(path("partial.json")))["config"]["shard"], "partial");
@@ -217,13 +233,16 @@ TEST_F(ReportContract, BrokenReportsFailValidation) {
   auto first_tensor = [](nlohmann::json& r) -> nlohmann::json& { return r["nodes"][0]["tensors"][0]; };
   expect_invalid("a missing required key", [](nlohmann::json& r) { r["model"].erase("sha256"); });
   expect_invalid("a missing node field", [](nlohmann::json& r) { r["nodes"][0].erase("targets"); });
-  expect_invalid("an unknown verdict", [](nlohmann::json& r) { r["nodes"][0]["targets"]["fp16"]["verdict"] = "dangerous"; });
-  expect_invalid("an unknown summary verdict", [](nlohmann::json& r) { r["summary"]["targets"]["fp16"]["verdict"] = "safe"; });
+  expect_invalid("an unknown verdict",
+                 [](nlohmann::json& r) { r["nodes"][0]["targets"]["fp16"]["verdict"] = "dangerous"; });
+  expect_invalid("an unknown summary verdict",
+                 [](nlohmann::json& r) { r["summary"]["targets"]["fp16"]["verdict"] = "safe"; });
   expect_invalid("an unknown reason code", [](nlohmann::json& r) {
     r["nodes"][0]["targets"]["fp16"]["reasons"].push_back({{"code", "overflowed"}, {"level", "warn"}, {"message", ""}});
   });
   expect_invalid("an 85-bin histogram", [&](nlohmann::json& r) { first_tensor(r)["reference"]["exp_hist"].erase(0); });
-  expect_invalid("a negative histogram count", [&](nlohmann::json& r) { first_tensor(r)["reference"]["exp_hist"][3] = -1; });
+  expect_invalid("a negative histogram count",
+                 [&](nlohmann::json& r) { first_tensor(r)["reference"]["exp_hist"][3] = -1; });
   expect_invalid("another schema version", [](nlohmann::json& r) { r["schema"] = "mpaudit.report/2"; });
   expect_invalid("an unknown top-level key", [](nlohmann::json& r) { r["extra"] = 1; });
   expect_invalid("an unknown target format",
@@ -246,9 +265,18 @@ TEST_F(ReportContract, SameInputsGiveTheSameBytes) {
 }
 
 TEST_F(ReportContract, ThreadCountDoesNotChangeTheBytes) {
-  const fs::path wide = save(wide_model(), "wide.onnx");
+  const fs::path wide = save(wide_elementwise_model(), "wide.onnx");
   const std::string one = audit(wide, "one.json", "--samples 2 --threads 1 --target fp16 --target bf16");
   const std::string two = audit(wide, "two.json", "--samples 2 --threads 2 --target fp16 --target bf16");
+  EXPECT_TRUE(one == two) << "--threads 1 and --threads 2 reports differ";
+}
+
+// GEMM blocks depend on the shape only (split_gemm), so the BLAS sums every element in the same order
+// whatever the thread count.
+TEST_F(ReportContract, ThreadCountDoesNotChangeMatMulReports) {
+  const fs::path wide = save(wide_matmul_model(), "wide.onnx");
+  const std::string one = audit(wide, "one.json", "--samples 2 --threads 1 --target fp16");
+  const std::string two = audit(wide, "two.json", "--samples 2 --threads 2 --target fp16");
   EXPECT_TRUE(one == two) << "--threads 1 and --threads 2 reports differ";
 }
 
@@ -305,7 +333,8 @@ TEST_F(ReportContract, ReadThenWriteGivesTheSameBytes) {
   for (const auto& [model, args] : cases) {
     SCOPED_TRACE(model.filename().string() + " " + args);
     const std::string original = audit(model, "original.json", args);
-    mpa::report::write_report(path("rewritten.json").string(), mpa::report::read_report(path("original.json").string()));
+    mpa::report::write_report(path("rewritten.json").string(),
+                              mpa::report::read_report(path("original.json").string()));
     EXPECT_TRUE(read_whole_file(path("rewritten.json")) == original) << "read_report/write_report changed the report";
   }
 }
@@ -340,19 +369,23 @@ TEST_F(ReportContract, GateExitCodes) {
   const std::string unsafe_gate = " --samples 2 --quiet --fail-on 'unsafe_nodes>0'";
   EXPECT_EQ(cli("audit " + safe.string() + unsafe_gate).exit_code, 0);
 
-  const CliResult flagged = cli("audit " + overflow.string() + unsafe_gate + " --json " + path("overflow.json").string());
+  const CliResult flagged =
+      cli("audit " + overflow.string() + unsafe_gate + " --json " + path("overflow.json").string());
   EXPECT_EQ(flagged.exit_code, 1) << flagged.err;
   const mpa::report::Report report = mpa::report::read_report(path("overflow.json").string());
   EXPECT_EQ(report.summary.at("fp16").unsafe_nodes, std::vector<std::string>{"scale"});
   bool overflow_reason = false;
   for (const auto& node : report.nodes)
-    for (const auto& reason : node.targets.at("fp16").reasons) overflow_reason |= node.name == "scale" && reason.code == "overflow";
+    for (const auto& reason : node.targets.at("fp16").reasons)
+      overflow_reason |= node.name == "scale" && reason.code == "overflow";
   EXPECT_TRUE(overflow_reason) << "the planted overflow is not named as such";
 
   EXPECT_EQ(cli("audit " + safe.string() + " --samples 2 --quiet --fail-on 'output.max_rel_err>1e9'").exit_code, 0);
-  for (const char* malformed : {"unsafe_nodes>>0", "unsafe_nodes>1e", "unsafe_nodes>1.2.3", "bogus>0", "unsafe_nodes"}) {
+  for (const char* malformed :
+       {"unsafe_nodes>>0", "unsafe_nodes>1e", "unsafe_nodes>1.2.3", "bogus>0", "unsafe_nodes"}) {
     SCOPED_TRACE(malformed);
-    expect_one_line_error(cli("audit " + safe.string() + " --samples 1 --quiet --fail-on '" + malformed + "'"), "--fail-on");
+    expect_one_line_error(cli("audit " + safe.string() + " --samples 1 --quiet --fail-on '" + malformed + "'"),
+                          "--fail-on");
   }
 }
 

@@ -35,33 +35,44 @@ bool inside_parallel_region() {
 // The BLAS runs single-threaded (parallel.cpp): one pool (OpenMP) owns the cores, and a large GEMM is split
 // here into column (or row) blocks of C, one BLAS call per thread. Two pools spinning on the same cores
 // (OpenMP after im2col, OpenBLAS's workers in the GEMM) measured 2x slower end to end on 2 cores.
+constexpr int64_t kMaxGemmBlocks = 16;
+
 template <class T, class Blas>
 void split_gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const T* A, int64_t lda, const T* B,
                 int64_t ldb, T* C, int64_t ldc, Blas&& blas) {
   const double work = static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
-  const int threads = num_threads();
-  if (threads <= 1 || work < kParallelGemmWork || inside_parallel_region() || std::max(M, N) < 32) {
-    blas(M, N, A, B, C);
-    return;
-  }
-  const bool split_n = N >= M || M < 8 * threads;
+  // The blocks depend on the shape only, never on the thread count or the calling context: the BLAS may sum
+  // edge tiles in another order than inner ones, so thread-dependent blocks would make results (and audit
+  // reports) differ between --threads settings.
+  const bool small = work < kParallelGemmWork || std::max(M, N) < 32;
+  const bool split_n = N >= M;
   const int64_t extent = split_n ? N : M, align = split_n ? 16 : 8;
   // Several blocks per thread, handed out dynamically: on a busy machine a descheduled thread then holds
   // up one small block instead of half the GEMM.
-  const int64_t blocks = std::min<int64_t>(4 * threads, std::max<int64_t>(1, extent / (4 * align)));
+  const int64_t blocks = small ? 1 : std::min<int64_t>(kMaxGemmBlocks, std::max<int64_t>(1, extent / (4 * align)));
+  if (blocks == 1) {
+    blas(M, N, A, B, C);
+    return;
+  }
   // Block boundaries on multiples of `align` keep the BLAS kernels on full panels.
   auto boundary = [&](int64_t b) {
     return b >= blocks ? extent : std::min(extent, (extent * b / blocks + align - 1) / align * align);
   };
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
-  for (int64_t b = 0; b < blocks; ++b) {
+  auto run_block = [&](int64_t b) {
     const int64_t lo = boundary(b), hi = boundary(b + 1);
-    if (hi <= lo) continue;
+    if (hi <= lo) return;
     if (split_n)
       blas(M, hi - lo, A, B + (trans_b ? lo * ldb : lo), C + lo);
     else
       blas(hi - lo, N, A + (trans_a ? lo : lo * lda), B, C + lo * ldc);
+  };
+  const int threads = num_threads();
+  if (threads <= 1 || inside_parallel_region()) {
+    for (int64_t b = 0; b < blocks; ++b) run_block(b);
+    return;
   }
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+  for (int64_t b = 0; b < blocks; ++b) run_block(b);
 }
 
 // OpenBLAS starts with one thread per core; make it single-threaded before any GEMM (see split_gemm).
