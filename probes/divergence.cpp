@@ -1,5 +1,7 @@
 #include "probes/divergence.h"
 
+#include "probes/fast_paths.h"
+
 namespace mpa::probes {
 
 void Divergence::absorb(const Chunk& c) {
@@ -55,6 +57,14 @@ Divergence Divergence::of(const Tensor& ref, const Tensor& tgt, const Params& pa
         ref.numel(),
         [&](int64_t begin, int64_t end) {
           Chunk c;
+          if constexpr (std::is_same_v<T, float>) {
+            const float* r = ref.dtype() == DType::Float32 ? ref.data<float>() + begin : nullptr;
+            if (r && fast::all_finite(r, end - begin) && fast::all_finite(t + begin, end - begin)) {
+              fast::divergence(r, t + begin, end - begin, params, c);
+              if (target_hist) fast::histogram(t + begin, end - begin, c.target_hist);
+              return c;
+            }
+          }
           for_each_value(ref, begin, end, [&](double r, int64_t i) {
             const double x = static_cast<double>(load(t[i]));
             c.add(r, x, params);

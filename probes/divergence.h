@@ -22,8 +22,8 @@ struct Tolerances {
 struct Divergence {
   static constexpr double kMaxSqnrDb = 400;
   struct Params {
-    double atol, rtol, rel_floor, min_exponent;
-    int mantissa_bits;
+    double atol, rtol, rel_floor;
+    int min_exponent, mantissa_bits;
     Params(Format f, const Tolerances& t)
         : atol(t.atol),
           rtol(t.rtol),
@@ -46,8 +46,9 @@ struct Divergence {
       max_abs = std::max(max_abs, e);
       max_rel = std::max(max_rel, e / std::max(a, p.rel_floor));
       mismatches += e > p.atol + p.rtol * a;
-      const double exponent = a > 0 ? std::max<double>(std::ilogb(a), p.min_exponent) : p.min_exponent;
-      const double ulp = e / std::ldexp(1.0, static_cast<int>(exponent) - p.mantissa_bits);
+      // The format's spacing at |r| is 2^(max(exponent, min_exponent) - mantissa_bits).
+      const int exponent = a > 0 ? std::max(exponent_of(a), p.min_exponent) : p.min_exponent;
+      const double ulp = e * power_of_two(p.mantissa_bits - exponent);
       max_ulp = std::max(max_ulp, ulp);
       sum_ulp += ulp;
       sum_abs += e;

@@ -18,7 +18,7 @@ struct ExpHistogram {
     if (std::isnan(x)) return kNan;
     if (std::isinf(x)) return kInf;
     if (x == 0) return kZero;
-    const int e = std::ilogb(x);
+    const int e = exponent_of(std::fabs(x));
     if (e < kMinExp) return kBelow;
     if (e > kMaxExp) return kAbove;
     return kFirstPow + e - kMinExp;

@@ -4,6 +4,7 @@
 #pragma once
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <nlohmann/json.hpp>
 
 #include "backends/cpu/parallel.h"
@@ -14,6 +15,22 @@
 namespace mpa::probes {
 
 using json = nlohmann::ordered_json;
+
+// The binary exponent of a finite nonzero |x| (ilogb without the libm call: this runs per element).
+inline int exponent_of(double magnitude) {
+  uint64_t bits;
+  std::memcpy(&bits, &magnitude, sizeof bits);
+  const int field = static_cast<int>((bits >> 52) & 0x7FF);
+  return field ? field - 1023 : std::ilogb(magnitude);  // subnormal doubles: rare, take the slow path
+}
+
+// 2^e for e in the normal double range, built from its bits.
+inline double power_of_two(int e) {
+  const uint64_t bits = static_cast<uint64_t>(e + 1023) << 52;
+  double out;
+  std::memcpy(&out, &bits, sizeof out);
+  return out;
+}
 
 // Elements per chunk: fixed, so results do not depend on the thread count.
 inline constexpr int64_t kChunk = 16384;

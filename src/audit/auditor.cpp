@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "audit/verdict.h"
+#include "probes/fast_paths.h"
 #include "probes/nvtx_range.h"
 #include "runtime/precision.h"
 
@@ -134,6 +135,15 @@ struct Auditor::Impl {
         [&](int64_t begin, int64_t end) {
           Chunk c;
           c.fits.resize(bounds.size());
+          if (ref.dtype() == DType::Float32) {
+            const float* x = ref.data<float>() + begin;
+            if (probes::fast::all_finite(x, end - begin)) {
+              probes::fast::range(x, end - begin, c.range);
+              probes::fast::histogram(x, end - begin, c.hist);
+              for (size_t k = 0; k < bounds.size(); ++k) probes::fast::format_fit(x, end - begin, bounds[k], c.fits[k]);
+              return c;
+            }
+          }
           probes::for_each_value(ref, begin, end, [&](double x, int64_t) {
             c.range.add(x);
             c.hist.add(x);

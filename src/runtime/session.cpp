@@ -5,6 +5,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "backends/cpu/allocator.h"
 #include "backends/cpu/parallel.h"
 #include "runtime/precision.h"
 
@@ -60,6 +61,7 @@ std::vector<UnsupportedNode> find_unsupported_nodes(const Graph& graph) {
 
 Session::Session(std::shared_ptr<const Graph> graph, SessionOptions options)
     : graph_(std::move(graph)), options_(options) {
+  cpu::keep_freed_tensor_memory();
   config_.threads = options_.threads;
   config_.storage = options_.precision == Format::TF32 ? Format::FP32 : options_.precision;
   config_.tf32_gemm_inputs = options_.precision == Format::TF32;

@@ -1,0 +1,31 @@
+// Vectorisable per-chunk kernels for the common case: float32 tensors whose chunk holds only finite
+// values. The probes run them instead of their per-element `add` when a chunk qualifies (one integer
+// pass checks it), and fall back to the general code for NaN/Inf and other element types. Results are
+// deterministic (fixed chunks, fixed code) but sums may associate differently from the general path, which
+// the associative-math attribute allows so the compiler can vectorise the reductions.
+#pragma once
+#include <cstdint>
+
+#include "probes/divergence.h"
+#include "probes/exp_histogram.h"
+#include "probes/format_fit.h"
+#include "probes/range_probe.h"
+
+namespace mpa::probes::fast {
+
+// True when no element of x[0, n) is NaN or Inf.
+bool all_finite(const float* x, int64_t n);
+
+// Divergence of t from r (both finite), accumulated into c.
+void divergence(const float* r, const float* t, int64_t n, const Divergence::Params& p, Divergence::Chunk& c);
+
+// Range statistics of finite x into c.
+void range(const float* x, int64_t n, RangeProbe::Chunk& c);
+
+// Format-fit counts of finite x into c.
+void format_fit(const float* x, int64_t n, const FormatFit::Bounds& b, FormatFit::Chunk& c);
+
+// Exponent histogram of finite x into h (bins from the float's exponent bits).
+void histogram(const float* x, int64_t n, ExpHistogram::Chunk& h);
+
+}  // namespace mpa::probes::fast
