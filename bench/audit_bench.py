@@ -67,7 +67,10 @@ def main() -> int:
         with tempfile.TemporaryDirectory() as tmp:
             work = Path(tmp)
             inputs = run_bench.make_inputs(model, work / "inputs")
+            (work / "ort").mkdir()
             ort_side, _ = run_bench.ort_round(model, inputs, args_for_ort(args), work, work / "ort")
+            if ort_side.error:
+                raise SystemExit(f"{model.name}: {ort_side.error}")
             ort = ort_side.medians[0]
             fp32 = mpaudit_run_median(args, model, inputs, [])
             fp16 = mpaudit_run_median(args, model, inputs, ["--precision", "fp16"])

@@ -28,6 +28,12 @@ class ScopedSeconds {
 
 using ValueMap = std::unordered_map<std::string, Tensor>;
 
+SessionOptions session_options(int threads) {
+  SessionOptions o;
+  o.threads = threads;
+  return o;
+}
+
 bool is_float(DType t) { return dtype_is_float(t); }
 
 // TF32 is a math mode, not a storage format: tensors stay FP32, GEMM/Conv operands are rounded.
@@ -70,7 +76,7 @@ struct Auditor::Impl {
   Auditor::TimeSplit time;
 
   Impl(std::shared_ptr<const Graph> g, AuditOptions o)
-      : graph(std::move(g)), options(std::move(o)), session(graph, SessionOptions{options.threads}) {
+      : graph(std::move(g)), options(std::move(o)), session(graph, session_options(options.threads)) {
     require(options.reference == Format::FP32 || options.reference == Format::FP64, "the reference must be fp32 or fp64");
     require(!options.targets.empty(), "no target format to audit");
     reference_config = session.default_config();

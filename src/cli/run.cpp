@@ -23,6 +23,8 @@ struct RunOptions {
   int threads = 0;
   int repeat = 0;
   std::string precision = "fp32", accumulation = "fp32", profile = "generic";
+  std::vector<std::string> keep_fp32;       // node names
+  std::vector<std::string> node_precision;  // NAME=FORMAT
   bool raw_format = false;
 };
 
@@ -87,6 +89,13 @@ int run_model(const RunOptions& opt) {
   const auto precision = parse_format(opt.precision);
   require(precision.has_value(), "--precision '" + opt.precision + "': expected fp32, fp64, fp16, bf16, fp8e4m3, fp8e5m2 or tf32");
   session_options.precision = *precision;
+  for (const std::string& name : opt.keep_fp32) session_options.node_precision[name] = Format::FP32;
+  for (const std::string& spec : opt.node_precision) {
+    const size_t eq = spec.rfind('=');
+    const auto format = eq == std::string::npos ? std::nullopt : parse_format(spec.substr(eq + 1));
+    require(format.has_value(), "--node-precision '" + spec + "': expected NODE=FORMAT, e.g. conv1=fp32");
+    session_options.node_precision[spec.substr(0, eq)] = *format;
+  }
   require(opt.accumulation == "fp32" || opt.accumulation == "fp16", "--accumulate must be fp32 or fp16");
   session_options.accumulation = opt.accumulation == "fp16" ? Accumulation::FP16 : Accumulation::FP32;
   require(opt.profile == "generic" || opt.profile == "ort-cuda", "--profile must be generic or ort-cuda");
@@ -145,6 +154,10 @@ Action add_run(CLI::App& app) {
   app.add_option("--save-outputs", opt->save_outputs, "write each graph output as DIR/NAME.npy");
   add_thread_option(app, opt->threads);
   app.add_option("--precision", opt->precision, "fp32 (default), fp64, or an emulated format: fp16, bf16, fp8e4m3, fp8e5m2, tf32");
+  app.add_option("--keep-fp32", opt->keep_fp32, "nodes to keep in fp32 when --precision is lower (repeatable; "
+                                                 "a comma-separated list works too)")
+      ->delimiter(',');
+  app.add_option("--node-precision", opt->node_precision, "NODE=FORMAT: one node's storage format (repeatable)");
   app.add_option("--accumulate", opt->accumulation, "GEMM/Conv accumulation for low formats: fp32 (default) or fp16");
   app.add_option("--profile", opt->profile, "GPU runtime to emulate: generic (default) or ort-cuda");
   app.add_flag("--raw-format", opt->raw_format, "save outputs in the format's own encoding (fp16 as float16, bf16 as "

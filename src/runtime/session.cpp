@@ -13,6 +13,22 @@ namespace mpa {
 
 namespace {
 
+// TF32 is a math mode: its values are stored as FP32.
+Format storage_format(Format f) { return f == Format::TF32 ? Format::FP32 : f; }
+
+// A value brought into a storage format: onto its grid, or widened to double for FP64.
+Tensor convert_to(const Tensor& t, Format storage) {
+  return storage == Format::FP64 ? widen_to_double(t) : tensor_in_format(t, storage);
+}
+
+void store_in(std::vector<Tensor>& outputs, Format storage) {
+  for (Tensor& t : outputs) {
+    if (!t.defined()) continue;
+    if (storage == Format::FP64) t = widen_to_double(t);
+    else round_tensor_to_format(t, storage);
+  }
+}
+
 // Prefixes a kernel's message with the node label unless the kernel already named it.
 std::string with_node(const Node& node, const std::string& message) {
   const std::string label = node.label();
@@ -63,13 +79,29 @@ Session::Session(std::shared_ptr<const Graph> graph, SessionOptions options)
     : graph_(std::move(graph)), options_(options) {
   cpu::keep_freed_tensor_memory();
   config_.threads = options_.threads;
-  config_.storage = options_.precision == Format::TF32 ? Format::FP32 : options_.precision;
+  config_.storage = storage_format(options_.precision);
   config_.tf32_gemm_inputs = options_.precision == Format::TF32;
   config_.accumulation = options_.accumulation;
   config_.profile = options_.profile;
-  if (options_.precision != Format::FP32)
-    for (const auto& [name, t] : graph_->initializers) converted_initializers_.emplace(name, to_precision(t));
-  cpu::set_num_threads(options_.threads);
+  for (const auto& [name, format] : options_.node_precision) {
+    const bool known = std::any_of(graph_->nodes.begin(), graph_->nodes.end(), [&](const Node& n) { return n.name == name; });
+    require(known, "no node named '" + name + "' to set the precision of");
+    require((format == Format::FP64) == (options_.precision == Format::FP64),
+            "fp64 runs the whole graph: it cannot be mixed with other formats (node '" + name + "')");
+  }
+  for (const Node& node : graph_->nodes) {
+    ExecConfig c = config_;
+    auto it = options_.node_precision.find(node.name);
+    if (it != options_.node_precision.end()) {
+      c.storage = storage_format(it->second);
+      c.tf32_gemm_inputs = it->second == Format::TF32;
+    }
+    node_configs_.push_back(c);
+    if (c.storage != Format::FP32 && !initializers_by_format_.count(c.storage)) {
+      auto& converted = initializers_by_format_[c.storage];
+      for (const auto& [name, t] : graph_->initializers) converted.emplace(name, convert_to(t, c.storage));
+    }
+  }
   const auto unsupported = find_unsupported_nodes(*graph_);
   if (!unsupported.empty()) fail(unsupported.front().node->label() + ": " + unsupported.front().reason);
   const OpRegistry& registry = OpRegistry::instance();
@@ -100,19 +132,6 @@ Session::Session(std::shared_ptr<const Graph> graph, SessionOptions options)
 }
 
 Session::~Session() = default;
-
-Tensor Session::to_precision(const Tensor& t) const {
-  return config_.storage == Format::FP64 ? widen_to_double(t) : tensor_in_format(t, config_.storage);
-}
-
-void Session::round_outputs(std::vector<Tensor>& outputs) const {
-  if (options_.precision == Format::FP32) return;
-  for (Tensor& t : outputs)
-    if (t.defined()) {
-      if (config_.storage == Format::FP64) t = widen_to_double(t);
-      else round_tensor_to_format(t, config_.storage);
-    }
-}
 
 void Session::check_feeds(const TensorMap& feeds) const {
   std::set<std::string> known;
@@ -153,29 +172,45 @@ std::vector<Tensor> Session::run_node(size_t index, std::vector<const Tensor*> i
 TensorMap Session::run(const TensorMap& feeds, const NodeHook& hook, RunStats* stats) const {
   check_feeds(feeds);
   cpu::set_num_threads(options_.threads);
-  std::unordered_map<std::string, Tensor> values;
-  for (const auto& [name, t] : feeds) values.emplace(name, options_.precision == Format::FP32 ? t : to_precision(t));
-  const auto& initializers = options_.precision == Format::FP32 ? graph_->initializers : converted_initializers_;
-  auto lookup = [&](const std::string& name) -> const Tensor* {
+  // Values live in their producer's storage format (feeds and initializers in their own); a node whose
+  // format differs reads a converted copy, made once per value and format.
+  std::unordered_map<std::string, Tensor> values(feeds.begin(), feeds.end());
+  std::unordered_map<std::string, Format> value_format;
+  std::map<std::pair<std::string, Format>, Tensor> converted;
+  auto lookup = [&](const std::string& name, Format storage) -> const Tensor* {
     auto it = values.find(name);
-    if (it != values.end()) return &it->second;
-    auto init = initializers.find(name);
-    return init == initializers.end() ? nullptr : &init->second;
+    if (it == values.end()) {
+      auto init = graph_->initializers.find(name);
+      if (init == graph_->initializers.end()) return nullptr;
+      return storage == Format::FP32 ? &init->second : &initializers_by_format_.at(storage).at(name);
+    }
+    auto produced_in = value_format.find(name);
+    const Format have = produced_in == value_format.end() ? Format::FP32 : produced_in->second;
+    // An FP32 consumer reads narrower values exactly as they are; anything else needs them on its own grid.
+    if (have == storage || (storage == Format::FP32 && have != Format::FP64)) return &it->second;
+    auto key = std::make_pair(name, storage);
+    auto c = converted.find(key);
+    if (c == converted.end()) c = converted.emplace(key, convert_to(it->second, storage)).first;
+    return &c->second;
   };
   for (size_t i = 0; i < graph_->nodes.size(); ++i) {
     const Node& node = graph_->nodes[i];
+    const ExecConfig& config = node_configs_[i];
     std::vector<const Tensor*> inputs;
     inputs.reserve(node.inputs.size());
     for (const auto& name : node.inputs) {
-      const Tensor* t = name.empty() ? nullptr : lookup(name);
+      const Tensor* t = name.empty() ? nullptr : lookup(name, config.storage);
       if (!name.empty() && !t) fail(node.label() + ": input '" + name + "' has no value");
       inputs.push_back(t);
     }
-    std::vector<Tensor> results = run_node(i, std::move(inputs), config_);
-    round_outputs(results);
+    std::vector<Tensor> results = run_node(i, std::move(inputs), config);
+    if (config.storage != Format::FP32) store_in(results, config.storage);
     std::vector<const Tensor*> produced(node.outputs.size(), nullptr);
     for (size_t k = 0; k < node.outputs.size(); ++k)
-      if (!node.outputs[k].empty()) produced[k] = &(values[node.outputs[k]] = std::move(results[k]));
+      if (!node.outputs[k].empty()) {
+        produced[k] = &(values[node.outputs[k]] = std::move(results[k]));
+        value_format[node.outputs[k]] = config.storage;
+      }
     if (hook) hook(node, i, produced);
     if (stats) {
       size_t bytes = 0;
@@ -183,11 +218,16 @@ TensorMap Session::run(const TensorMap& feeds, const NodeHook& hook, RunStats* s
       stats->peak_live_values = std::max(stats->peak_live_values, values.size());
       stats->peak_live_bytes = std::max(stats->peak_live_bytes, bytes);
     }
-    for (const auto& name : release_after_[i]) values.erase(name);
+    for (const auto& name : release_after_[i]) {
+      values.erase(name);
+      for (Format f : {Format::FP16, Format::BF16, Format::FP8E4M3FN, Format::FP8E5M2, Format::FP64})
+        converted.erase({name, f});
+    }
   }
   TensorMap outputs;
   for (const auto& out : graph_->outputs) {
-    const Tensor* t = lookup(out.name);
+    auto produced_in = value_format.find(out.name);
+    const Tensor* t = lookup(out.name, produced_in == value_format.end() ? Format::FP32 : produced_in->second);
     require(t != nullptr, "graph output '" + out.name + "' has no value");
     outputs.emplace(out.name, *t);
   }

@@ -18,6 +18,10 @@ struct SessionOptions {
   // The whole graph in this precision: FP32 (plain inference), FP64 (a reference in double), or a
   // low-precision format emulated as runtime/precision.h describes (fp16, bf16, fp8, tf32 math).
   Format precision = Format::FP32;
+  // Mixed precision: nodes (by name) whose outputs are stored in another format than `precision`, e.g.
+  // the keep-FP32 set of an FP16 model. Values are converted where a consumer's format differs from
+  // its producer's, as a mixed-precision model's Cast nodes do.
+  std::map<std::string, Format> node_precision;
   Accumulation accumulation = Accumulation::FP32;
   RuntimeProfile profile = RuntimeProfile::Generic;
 };
@@ -66,11 +70,10 @@ class Session {
   std::shared_ptr<const Graph> graph_;
   SessionOptions options_;
   ExecConfig config_;
-  // Feeds, initializers and node outputs brought into the session's precision.
-  Tensor to_precision(const Tensor& t) const;
-  void round_outputs(std::vector<Tensor>& outputs) const;
   std::vector<std::unique_ptr<OpKernel>> kernels_;
-  std::map<std::string, Tensor> converted_initializers_;  // empty at FP32: the graph's are used as they are
+  std::vector<ExecConfig> node_configs_;  // per node: its storage format and math settings
+  // Initializers converted once per storage format in use (FP32 nodes read the graph's own).
+  std::map<Format, std::map<std::string, Tensor>> initializers_by_format_;
   // For each node, the values whose last reader it is (freed right after it runs).
   std::vector<std::vector<std::string>> release_after_;
 };
