@@ -4,24 +4,8 @@
 
 namespace mpa::probes {
 
-void Divergence::absorb(const Chunk& c) {
-  compared += c.compared;
-  ref_finite += c.ref_finite;
-  nan += c.nan;
-  inf += c.inf;
-  mismatches += c.mismatches;
-  max_abs = std::max(max_abs, c.max_abs);
-  max_rel = std::max(max_rel, c.max_rel);
-  max_ulp = std::max(max_ulp, c.max_ulp);
-  sum_abs.add(c.sum_abs);
-  sum_sq_err.add(c.sum_sq_err);
-  sum_ref_sq.add(c.sum_ref_sq);
-  sum_tgt_sq.add(c.sum_tgt_sq);
-  sum_ref_tgt.add(c.sum_ref_tgt);
-  sum_ulp.add(c.sum_ulp);
-}
-
-void Divergence::merge(const Divergence& o) {
+// Chunks (double sums) and whole probes (exact sums) carry the same fields; ExactSum::add takes both.
+template <class Counts> void Divergence::add_counts(const Counts& o) {
   compared += o.compared;
   ref_finite += o.ref_finite;
   nan += o.nan;
@@ -36,6 +20,12 @@ void Divergence::merge(const Divergence& o) {
   sum_tgt_sq.add(o.sum_tgt_sq);
   sum_ref_tgt.add(o.sum_ref_tgt);
   sum_ulp.add(o.sum_ulp);
+}
+
+void Divergence::absorb(const Chunk& c) { add_counts(c); }
+
+void Divergence::merge(const Divergence& o) {
+  add_counts(o);
   const bool other_worse = o.worst_sample >= 0 &&
                            (o.worst_sample_max_abs > worst_sample_max_abs ||
                             (o.worst_sample_max_abs == worst_sample_max_abs && o.worst_sample < worst_sample));

@@ -68,6 +68,7 @@ struct Divergence {
 
   void absorb(const Chunk& c);
   void merge(const Divergence& other);
+  template <class Counts> void add_counts(const Counts& counts);
   // Observes one sample's reference/target pair (same shape) in one pass.
   // When target_hist is given, the target values' exponent histogram is taken in the same pass.
   static Divergence of(const Tensor& ref, const Tensor& tgt, const Params& params, int64_t sample,

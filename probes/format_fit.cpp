@@ -2,8 +2,8 @@
 
 namespace mpa::probes {
 
-FormatFit FormatFit::of(const Tensor& t, Format f) {
-  const Bounds bounds(f);
+FormatFit FormatFit::of(const Tensor& t, Format f, double scale) {
+  const Bounds bounds(f, scale);
   FormatFit fit;
   chunked<Chunk>(
       t.numel(),
@@ -18,13 +18,13 @@ FormatFit FormatFit::of(const Tensor& t, Format f) {
     for_each_value(t, 0, t.numel(), [&](double x, int64_t) {
       if (std::isfinite(x)) absmax = std::max(absmax, std::fabs(x));
     });
-    fit.significant_flush = count_significant_flushes(t, f, absmax);
+    fit.significant_flush = count_significant_flushes(t, f, absmax, scale);
   }
   return fit;
 }
 
-int64_t FormatFit::count_significant_flushes(const Tensor& t, Format f, double absmax) {
-  const Bounds bounds(f);
+int64_t FormatFit::count_significant_flushes(const Tensor& t, Format f, double absmax, double scale) {
+  const Bounds bounds(f, scale);
   const double relevant = std::ldexp(absmax, -(format_traits(f).mantissa_bits + 1));
   int64_t count = 0;
   chunked<int64_t>(

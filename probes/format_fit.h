@@ -11,10 +11,11 @@ namespace mpa::probes {
 struct FormatFit {
   struct Bounds {
     double max_finite, flush_limit, normal_limit;
-    explicit Bounds(Format f)
-        : max_finite(format_traits(f).max_finite),
-          flush_limit(format_traits(f).min_subnormal / 2),
-          normal_limit(format_traits(f).min_normal - format_traits(f).min_subnormal / 2) {}
+    // With a per-tensor scale (FP8 recipes store x / scale) the boundaries move by the same factor.
+    explicit Bounds(Format f, double scale = 1)
+        : max_finite(format_traits(f).max_finite * scale),
+          flush_limit(format_traits(f).min_subnormal / 2 * scale),
+          normal_limit((format_traits(f).min_normal - format_traits(f).min_subnormal / 2) * scale) {}
   };
   struct Chunk {
     int64_t overflow = 0, flush_to_zero = 0, subnormal = 0, nonzero = 0;
@@ -46,13 +47,14 @@ struct FormatFit {
     return nonzero ? static_cast<double>(significant_flush) / static_cast<double>(nonzero) : 0;
   }
   // Counts the significant flushes of `t` given its absmax (a second pass, run only when something flushed).
-  static int64_t count_significant_flushes(const Tensor& t, Format f, double absmax);
+  static int64_t count_significant_flushes(const Tensor& t, Format f, double absmax, double scale = 1);
   // log2(max finite / absmax): bits of range left above the largest value (negative = overflow).
   static double headroom_bits(Format f, double absmax) {
     return absmax > 0 ? std::log2(format_traits(f).max_finite / absmax) : std::nan("");
   }
-  // Counts of a whole tensor in one call (weights are checked once, not per sample).
-  static FormatFit of(const Tensor& t, Format f);
+  // Counts of a whole tensor in one call (weights are checked once, not per sample; also the second pass
+  // for scaled FP8 targets, whose scale needs the absmax first).
+  static FormatFit of(const Tensor& t, Format f, double scale = 1);
   json to_json() const {
     return {{"overflow", overflow},   {"flush_to_zero", flush_to_zero}, {"significant_flush", significant_flush},
             {"subnormal", subnormal}, {"nonzero", nonzero}};

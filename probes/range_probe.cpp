@@ -2,20 +2,8 @@
 
 namespace mpa::probes {
 
-void RangeProbe::absorb(const Chunk& c) {
-  count += c.count;
-  finite += c.finite;
-  zeros += c.zeros;
-  nan += c.nan;
-  pos_inf += c.pos_inf;
-  neg_inf += c.neg_inf;
-  min = std::min(min, c.min);
-  max = std::max(max, c.max);
-  sum.add(c.sum);
-  sum_sq.add(c.sum_sq);
-}
-
-void RangeProbe::merge(const RangeProbe& o) {
+// Chunks (double sums) and whole probes (exact sums) carry the same fields; ExactSum::add takes both.
+template <class Counts> void RangeProbe::add_counts(const Counts& o) {
   count += o.count;
   finite += o.finite;
   zeros += o.zeros;
@@ -27,6 +15,10 @@ void RangeProbe::merge(const RangeProbe& o) {
   sum.add(o.sum);
   sum_sq.add(o.sum_sq);
 }
+
+void RangeProbe::absorb(const Chunk& c) { add_counts(c); }
+
+void RangeProbe::merge(const RangeProbe& o) { add_counts(o); }
 
 double RangeProbe::mean() const { return finite ? sum.value() / static_cast<double>(finite) : std::nan(""); }
 

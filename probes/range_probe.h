@@ -26,6 +26,7 @@ struct RangeProbe {
 
   void absorb(const Chunk& c);
   void merge(const RangeProbe& other);
+  template <class Counts> void add_counts(const Counts& counts);
   double absmax() const { return finite ? std::max(std::fabs(min), std::fabs(max)) : 0.0; }
   double mean() const;
   double std_dev() const;

@@ -62,7 +62,8 @@ json Config::to_json() const {
           {"samples", samples},         {"total_samples", total_samples},
           {"seed", seed},               {"shard", shard.empty() ? json(nullptr) : json(shard)},
           {"accumulation", accumulation}, {"tf32", tf32},
-          {"profile", profile},         {"inputs", inputs},
+          {"profile", profile},         {"fp8_scaling", fp8_scaling},
+          {"inputs", inputs},
           {"timing", timing},           {"thresholds", thresholds.to_json()}};
 }
 
@@ -77,6 +78,7 @@ Config Config::from_json(const json& j) {
   c.accumulation = j.at("accumulation");
   c.tf32 = j.at("tf32");
   c.profile = j.at("profile");
+  c.fp8_scaling = j.at("fp8_scaling");
   c.inputs = j.at("inputs");
   c.timing = j.at("timing");
   c.thresholds = Thresholds::from_json(j.at("thresholds"));

@@ -49,6 +49,7 @@ struct Config {
   std::string accumulation = "fp32";
   bool tf32 = false;
   std::string profile = "generic";
+  std::string fp8_scaling = "none";  // "absmax": per-tensor scales from the reference
   std::string inputs;         // how inputs were made ("random normal", a folder, files)
   bool timing = false;
   Thresholds thresholds;

@@ -91,7 +91,8 @@ struct Auditor::Impl {
       c.profile = options.profile;
       target_configs.push_back(c);
       std::map<std::string, Tensor> converted;  // once per format, not per sample
-      for (const auto& [name, t] : graph->initializers) converted.emplace(name, tensor_in_format(t, c.storage));
+      for (const auto& [name, t] : graph->initializers)
+        converted.emplace(name, tensor_in_format(t, c.storage, scale_of(target_configs.size() - 1, t)));
       target_initializers.push_back(std::move(converted));
       divergence_params.emplace_back(storage_of(target), options.thresholds.tolerances);
     }
@@ -99,6 +100,15 @@ struct Auditor::Impl {
   }
 
   std::string target_name(size_t k) const { return std::string(format_name(options.targets[k])); }
+
+  bool scaled(size_t k) const {
+    const Format f = options.targets[k];
+    return options.fp8_absmax_scaling && (f == Format::FP8E4M3FN || f == Format::FP8E5M2);
+  }
+  // The per-tensor scale of target k for a tensor whose reference absmax is given (1 when unscaled).
+  double scale_for(size_t k, double absmax) const { return scaled(k) ? absmax_scale(options.targets[k], absmax) : 1.0; }
+  // The same from the tensor itself (feeds, initializers), computing its absmax only when scaled.
+  double scale_of(size_t k, const Tensor& t) const { return scaled(k) ? scale_for(k, absmax_of(t)) : 1.0; }
 
   void build_skeleton() {
     for (size_t i = 0; i < graph->nodes.size(); ++i) {
@@ -116,7 +126,8 @@ struct Auditor::Impl {
         w.name = name;
         w.count = it->second.numel();
         for (size_t k = 0; k < options.targets.size(); ++k)
-          w.targets[target_name(k)] = probes::FormatFit::of(it->second, storage_of(options.targets[k]));
+          w.targets[target_name(k)] =
+              probes::FormatFit::of(it->second, storage_of(options.targets[k]), scale_of(k, it->second));
         stats.weights.push_back(std::move(w));
       }
       for (size_t k = 0; k < options.targets.size(); ++k) stats.targets[target_name(k)] = {};
@@ -125,7 +136,8 @@ struct Auditor::Impl {
   }
 
   // Reference statistics of one output: range, histogram and format fit for every target, one pass.
-  void observe_reference(report::TensorStats& stats, const Tensor& ref) {
+  // Returns this sample's absmax of the tensor.
+  double observe_reference(report::TensorStats& stats, const Tensor& ref) {
     std::vector<probes::FormatFit::Bounds> bounds;
     for (Format f : options.targets) bounds.emplace_back(storage_of(f));
     struct Chunk {
@@ -162,13 +174,17 @@ struct Auditor::Impl {
           hist.absorb(c.hist);
           for (size_t k = 0; k < fits.size(); ++k) fits[k].absorb(c.fits[k]);
         });
-    for (size_t k = 0; k < fits.size(); ++k)
-      if (fits[k].flush_to_zero > 0)
+    for (size_t k = 0; k < fits.size(); ++k) {
+      const double scale = scale_for(k, range.absmax());
+      if (scale != 1) fits[k] = probes::FormatFit::of(ref, storage_of(options.targets[k]), scale);
+      else if (fits[k].flush_to_zero > 0)
         fits[k].significant_flush =
             probes::FormatFit::count_significant_flushes(ref, storage_of(options.targets[k]), range.absmax());
+    }
     stats.range.merge(range);
     stats.hist.merge(hist);
     for (size_t k = 0; k < fits.size(); ++k) stats.targets[target_name(k)].fit.merge(fits[k]);
+    return range.absmax();
   }
 
   void run_sample(const TensorMap& feeds, int64_t sample, const std::function<void(size_t)>& on_node) {
@@ -183,7 +199,8 @@ struct Auditor::Impl {
     std::vector<ValueMap> isolated_inputs(targets);
     for (size_t k = 0; k < targets; ++k) {
       propagated[k].initializers = &target_initializers[k];
-      for (const auto& [name, t] : feeds) propagated[k].values[name] = tensor_in_format(t, target_configs[k].storage);
+      for (const auto& [name, t] : feeds)
+        propagated[k].values[name] = tensor_in_format(t, target_configs[k].storage, scale_of(k, t));
     }
 
     for (size_t i = 0; i < graph->nodes.size(); ++i) {
@@ -221,18 +238,19 @@ struct Auditor::Impl {
           for (size_t k = 0; k < targets; ++k) ts.targets[target_name(k)] = {};
           stats.tensors.push_back(std::move(ts));
         }
+      std::vector<double> ref_absmax(ref_out.size(), 0.0);  // scales of scaled FP8 targets
       for (size_t o = 0; o < ref_out.size(); ++o) {
         if (!stats.tensors[o].measured || !ref_out[o].defined()) continue;
         {
           ScopedSeconds probing(time.probes);
-          observe_reference(stats.tensors[o], ref_out[o]);
+          ref_absmax[o] = observe_reference(stats.tensors[o], ref_out[o]);
         }
         // The output stored in each format: measured here, and kept as the isolated input of its consumers.
         for (size_t k = 0; k < targets; ++k) {
           Tensor stored;
           {
             ScopedSeconds converting(time.convert);
-            stored = tensor_in_format(ref_out[o], target_configs[k].storage);
+            stored = tensor_in_format(ref_out[o], target_configs[k].storage, scale_for(k, ref_absmax[o]));
           }
           ScopedSeconds probing(time.probes);
           stats.tensors[o].targets[target_name(k)].stored.merge(
@@ -250,8 +268,8 @@ struct Auditor::Impl {
         }
         {
           ScopedSeconds converting(time.convert);
-          for (Tensor& t : prop_out)
-            if (t.defined()) round_tensor_to_format(t, config.storage);
+          for (size_t o = 0; o < prop_out.size(); ++o)
+            if (prop_out[o].defined()) round_tensor_to_format(prop_out[o], config.storage, scale_for(k, ref_absmax[o]));
         }
         std::vector<Tensor> iso_out;
         if (has_float) {
@@ -269,7 +287,10 @@ struct Auditor::Impl {
                 continue;
               }
               ScopedSeconds converting(time.convert);
-              cached = isolated_inputs[k].emplace(name, tensor_in_format(*reference.find(name), config.storage)).first;
+              const Tensor& value = *reference.find(name);
+              cached = isolated_inputs[k]
+                           .emplace(name, tensor_in_format(value, config.storage, scale_of(k, value)))
+                           .first;
             }
             iso_in.push_back(&cached->second);
           }
@@ -278,8 +299,8 @@ struct Auditor::Impl {
             iso_out = session.run_node(i, std::move(iso_in), config);
           }
           ScopedSeconds converting(time.convert);
-          for (Tensor& t : iso_out)
-            if (t.defined()) round_tensor_to_format(t, config.storage);
+          for (size_t o = 0; o < iso_out.size(); ++o)
+            if (iso_out[o].defined()) round_tensor_to_format(iso_out[o], config.storage, scale_for(k, ref_absmax[o]));
         }
         const std::string fmt = target_name(k);
         ScopedSeconds probing(time.probes);

@@ -22,6 +22,9 @@ struct AuditOptions {
   Accumulation accumulation = Accumulation::FP32;
   RuntimeProfile profile = RuntimeProfile::Generic;
   report::Thresholds thresholds;
+  // FP8 targets store every tensor with a per-tensor scale absmax / max_finite, the absmax taken from the
+  // reference (what FP8 inference recipes calibrate); otherwise they run unscaled.
+  bool fp8_absmax_scaling = false;
   bool timing = false;  // per-node wall time in the report (the only figures that differ between runs)
   int threads = 1;
 };

@@ -20,7 +20,7 @@ namespace {
 struct AuditArgs {
   std::string model;
   std::vector<std::string> targets;
-  std::string reference = "fp32", accumulation = "fp32", profile = "generic", shard, json_path;
+  std::string reference = "fp32", accumulation = "fp32", profile = "generic", fp8_scaling = "none", shard, json_path;
   std::vector<std::string> fail_on, thresholds;
   InputOptions inputs;
   bool timing = false, quiet = false;
@@ -133,6 +133,8 @@ int audit(AuditArgs args) {
   options.accumulation = args.accumulation == "fp16" ? Accumulation::FP16 : Accumulation::FP32;
   require(args.profile == "generic" || args.profile == "ort-cuda", "--profile must be generic or ort-cuda");
   options.profile = args.profile == "ort-cuda" ? RuntimeProfile::OrtCuda : RuntimeProfile::Generic;
+  require(args.fp8_scaling == "none" || args.fp8_scaling == "absmax", "--fp8-scaling must be none or absmax");
+  options.fp8_absmax_scaling = args.fp8_scaling == "absmax";
   for (const auto& spec : args.thresholds) apply_threshold(options.thresholds, spec);
   options.timing = args.timing;
   options.threads = resolve_threads(args.threads);
@@ -167,6 +169,7 @@ int audit(AuditArgs args) {
   c.shard = args.shard;
   c.accumulation = args.accumulation;
   c.profile = args.profile;
+  c.fp8_scaling = args.fp8_scaling;
   c.inputs = samples.describe();
   c.timing = args.timing;
   c.thresholds = options.thresholds;
@@ -184,6 +187,8 @@ Action add_audit(CLI::App& app) {
   app.add_option("--reference", a->reference, "reference precision: fp32 (default) or fp64");
   app.add_option("--accumulate", a->accumulation, "GEMM/Conv accumulation in the target run: fp32 (default) or fp16");
   app.add_option("--profile", a->profile, "GPU runtime to emulate: generic (default) or ort-cuda");
+  app.add_option("--fp8-scaling", a->fp8_scaling, "FP8 targets: none (default) or absmax (per-tensor scales from "
+                                                   "the reference absmax, as FP8 inference recipes calibrate)");
   add_input_options(app, a->inputs, true);
   app.add_option("--shard", a->shard, "K/N: audit only the K-th of N slices of the samples (join with `mpaudit merge`)");
   app.add_option("--json", a->json_path, "write the JSON report here (atomically)");

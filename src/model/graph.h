@@ -26,6 +26,23 @@ struct Attribute {
   std::vector<std::string> strings;
   std::vector<mpa::Tensor> tensors;
   std::vector<std::shared_ptr<const Graph>> graphs;
+
+  static Attribute of_int(int64_t v) { return with(Kind::Int, [&](Attribute& a) { a.i = v; }); }
+  static Attribute of_float(float v) { return with(Kind::Float, [&](Attribute& a) { a.f = v; }); }
+  static Attribute of_string(std::string v) { return with(Kind::String, [&](Attribute& a) { a.s = std::move(v); }); }
+  static Attribute of_ints(std::vector<int64_t> v) { return with(Kind::Ints, [&](Attribute& a) { a.ints = std::move(v); }); }
+  static Attribute of_floats(std::vector<float> v) {
+    return with(Kind::Floats, [&](Attribute& a) { a.floats = std::move(v); });
+  }
+  static Attribute of_tensor(mpa::Tensor v) { return with(Kind::Tensor, [&](Attribute& a) { a.t = std::move(v); }); }
+
+ private:
+  template <class Fill> static Attribute with(Kind kind, Fill&& fill) {
+    Attribute a;
+    a.kind = kind;
+    fill(a);
+    return a;
+  }
 };
 
 struct Node {

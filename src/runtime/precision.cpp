@@ -1,34 +1,63 @@
 #include "runtime/precision.h"
 
+#include <cmath>
+
 #include "backends/cpu/parallel.h"
+#include "tensor/dispatch.h"
 
 namespace mpa {
 
 namespace {
 constexpr int64_t kGrain = 1 << 15;
+
+// Rounds data[0, n) onto the format's grid, through a per-tensor scale when it is not 1.
+void round_span(Format format, float* data, int64_t n, float scale) {
+  if (scale == 1.f) return round_to_format(format, data, n);
+  for (int64_t i = 0; i < n; ++i) data[i] /= scale;
+  round_to_format(format, data, n);
+  for (int64_t i = 0; i < n; ++i) data[i] *= scale;
 }
 
-void round_tensor_to_format(Tensor& tensor, Format format) {
+}  // namespace
+
+void round_tensor_to_format(Tensor& tensor, Format format, double scale) {
   if (tensor.dtype() != DType::Float32 || format == Format::FP32 || format == Format::FP64) return;
   float* data = tensor.data<float>();
+  const float s = static_cast<float>(scale);
   cpu::parallel_for(tensor.numel(), kGrain,
-                    [&](int64_t begin, int64_t end) { round_to_format(format, data + begin, end - begin); });
+                    [&](int64_t begin, int64_t end) { round_span(format, data + begin, end - begin, s); });
 }
 
-Tensor tensor_in_format(const Tensor& tensor, Format format) {
+double absmax_of(const Tensor& tensor) {
+  if (!dtype_is_float(tensor.dtype())) return 0;
+  double absmax = 0;
+  visit_float(tensor.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* p = static_cast<const T*>(tensor.raw());
+    for (int64_t i = 0; i < tensor.numel(); ++i) {
+      const double a = std::fabs(static_cast<double>(load(p[i])));
+      if (std::isfinite(a)) absmax = std::max(absmax, a);
+    }
+  });
+  return absmax;
+}
+
+double absmax_scale(Format format, double absmax) { return absmax > 0 ? absmax / format_traits(format).max_finite : 1; }
+
+Tensor tensor_in_format(const Tensor& tensor, Format format, double scale) {
   if (tensor.dtype() == DType::Float64) {
     Tensor out(DType::Float32, tensor.shape());
     const double* in = tensor.data<double>();
     float* o = out.data<float>();
     cpu::parallel_for(out.numel(), kGrain, [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) o[i] = static_cast<float>(in[i]);
-      round_to_format(format, o + begin, end - begin);
+      if (format != Format::FP32 && format != Format::FP64) round_span(format, o + begin, end - begin, static_cast<float>(scale));
     });
     return out;
   }
   if (tensor.dtype() != DType::Float32 || format == Format::FP32 || format == Format::FP64) return tensor;
   Tensor out = tensor.clone();
-  round_tensor_to_format(out, format);
+  round_tensor_to_format(out, format, scale);
   return out;
 }
 

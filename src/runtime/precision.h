@@ -10,10 +10,15 @@ namespace mpa {
 
 // Rounds every element of a float32 tensor onto the format's grid, in place and in parallel. Other
 // element types are left alone: integer and bool tensors, and tensors the model itself stores in 16 bits.
-void round_tensor_to_format(Tensor& tensor, Format format);
+// With a per-tensor `scale` (FP8 recipes) the values are stored as round(x / scale) * scale.
+void round_tensor_to_format(Tensor& tensor, Format format, double scale = 1);
 // A copy of `tensor` on the format's grid: float32 and float64 become float32 on the grid; other types
 // are shared without copying. For the FP32 format float64 tensors are narrowed to float32.
-Tensor tensor_in_format(const Tensor& tensor, Format format);
+Tensor tensor_in_format(const Tensor& tensor, Format format, double scale = 1);
+// The largest finite |x| of a floating tensor (0 for other element types).
+double absmax_of(const Tensor& tensor);
+// The per-tensor scale that maps absmax onto the format's largest finite value (1 for an all-zero tensor).
+double absmax_scale(Format format, double absmax);
 // float32 -> float64 (the FP64 reference); other types are shared without copying.
 Tensor widen_to_double(const Tensor& tensor);
 

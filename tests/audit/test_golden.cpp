@@ -198,3 +198,28 @@ TEST(Golden, DeepResidualStackIsSafe) {
   EXPECT_TRUE(a.fp16().pass) << (a.fp16().unsafe_nodes.empty() ? "" : a.reasons(a.fp16().unsafe_nodes.front()));
   EXPECT_GT(a.fp16().outputs.at(0).sqnr_db, 40);
 }
+
+TEST(Golden, Fp8AbsmaxScalingFitsTensorsThatOverflowUnscaled) {
+  ModelBuilder b;
+  b.input("x", onnx::TensorProto::FLOAT, {256});
+  b.initializer("gain", {}, {1000.f});
+  b.node("Mul", {"x", "gain"}, {"y"}, "amplify");
+  b.node("Relu", {"y"}, {"z"}, "relu");
+  b.output("z");
+  AuditOptions unscaled;
+  unscaled.targets = {Format::FP8E4M3FN};
+  AuditOptions scaled = unscaled;
+  scaled.fp8_absmax_scaling = true;
+  const std::vector<TensorMap> samples = {{{"x", normal({256}, 1, 0, 21)}}};
+  const Audited plain = audit(b, samples, unscaled), calibrated = audit(b, samples, scaled);
+  // Unscaled, |x| * 1000 exceeds e4m3's 448 (and the 1000 weight itself does); scaled, every tensor fits.
+  EXPECT_TRUE(plain.has_reason("amplify", "overflow", report::Verdict::Unsafe, "fp8e4m3")) << plain.reasons("amplify", "fp8e4m3");
+  EXPECT_TRUE(plain.has_reason("amplify", "weight_overflow", report::Verdict::Unsafe, "fp8e4m3"));
+  EXPECT_EQ(calibrated.node("amplify").targets.at("fp8e4m3").verdict, report::Verdict::Safe)
+      << calibrated.reasons("amplify", "fp8e4m3");
+  EXPECT_EQ(calibrated.node("amplify").tensors[0].targets.at("fp8e4m3").fit.overflow, 0);
+  // E4M3 keeps 3 mantissa bits: about 6 * 4 + 1.8 dB of SQNR for a stored tensor.
+  const double sqnr = calibrated.report.summary.at("fp8e4m3").outputs.at(0).sqnr_db;
+  EXPECT_GT(sqnr, 20);
+  EXPECT_LT(sqnr, 40);
+}

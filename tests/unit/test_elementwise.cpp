@@ -15,24 +15,6 @@ using namespace mpa;
 
 namespace {
 
-Attribute int_attr(int64_t v) {
-  Attribute a;
-  a.kind = Attribute::Kind::Int;
-  a.i = v;
-  return a;
-}
-Attribute float_attr(float v) {
-  Attribute a;
-  a.kind = Attribute::Kind::Float;
-  a.f = v;
-  return a;
-}
-Attribute string_attr(std::string s) {
-  Attribute a;
-  a.kind = Attribute::Kind::String;
-  a.s = std::move(s);
-  return a;
-}
 
 // Runs one node of `op` at `opset` on the inputs (nullptr = omitted) and returns its output.
 Tensor run(const std::string& op, int64_t opset, std::vector<const Tensor*> inputs,
@@ -98,7 +80,7 @@ TEST(Elementwise, IntegerDivisionTruncatesAndRejectsZero) {
   const Tensor b = Tensor::from_vector<int32_t>({2, 2, -2, -2, -1}, {5});
   EXPECT_EQ(values<int32_t>(run("Div", 14, {&a, &b})), (std::vector<int32_t>{3, -3, -3, 3, kMin}));
   EXPECT_EQ(values<int32_t>(run("Mod", 13, {&a, &b})), (std::vector<int32_t>{1, 1, -1, -1, 0}));
-  EXPECT_EQ(values<int32_t>(run("Mod", 13, {&a, &b}, {{"fmod", int_attr(1)}})), (std::vector<int32_t>{1, -1, 1, -1, 0}));
+  EXPECT_EQ(values<int32_t>(run("Mod", 13, {&a, &b}, {{"fmod", Attribute::of_int(1)}})), (std::vector<int32_t>{1, -1, 1, -1, 0}));
   const Tensor zero = Tensor::from_vector<int32_t>({1, 0, 1, 1, 1}, {5});
   try {
     run("Div", 14, {&a, &zero});
@@ -112,31 +94,31 @@ TEST(Elementwise, FloatModFollowsTheDivisorSignUnlessFmod) {
   const Tensor a = Tensor::from_vector<float>({-4.5f, 4.5f}, {2});
   const Tensor b = Tensor::from_vector<float>({2.0f, -2.0f}, {2});
   EXPECT_EQ(values<float>(run("Mod", 13, {&a, &b})), (std::vector<float>{1.5f, -1.5f}));
-  EXPECT_EQ(values<float>(run("Mod", 13, {&a, &b}, {{"fmod", int_attr(1)}})), (std::vector<float>{-0.5f, 0.5f}));
+  EXPECT_EQ(values<float>(run("Mod", 13, {&a, &b}, {{"fmod", Attribute::of_int(1)}})), (std::vector<float>{-0.5f, 0.5f}));
 }
 
 TEST(Elementwise, CastFloatToIntTruncatesAndDefinesOutOfRange) {
   const Tensor x = Tensor::from_vector<float>({3.7f, -3.7f, 300.0f, -1.0f, NAN, 1e30f}, {6});
-  EXPECT_EQ(values<int32_t>(run("Cast", 21, {&x}, {{"to", int_attr(6)}})), (std::vector<int32_t>{3, -3, 300, -1, 0, 0}));
-  EXPECT_EQ(values<uint8_t>(run("Cast", 21, {&x}, {{"to", int_attr(2)}})), (std::vector<uint8_t>{3, 253, 44, 255, 0, 0}));
-  EXPECT_EQ(values<bool>(run("Cast", 1, {&x}, {{"to", string_attr("BOOL")}})),
+  EXPECT_EQ(values<int32_t>(run("Cast", 21, {&x}, {{"to", Attribute::of_int(6)}})), (std::vector<int32_t>{3, -3, 300, -1, 0, 0}));
+  EXPECT_EQ(values<uint8_t>(run("Cast", 21, {&x}, {{"to", Attribute::of_int(2)}})), (std::vector<uint8_t>{3, 253, 44, 255, 0, 0}));
+  EXPECT_EQ(values<bool>(run("Cast", 1, {&x}, {{"to", Attribute::of_string("BOOL")}})),
             (std::vector<bool>{true, true, true, true, true, true}));
-  EXPECT_THROW(run("Cast", 21, {&x}, {{"to", int_attr(17)}}), UnsupportedType);  // float8e4m3fn
-  EXPECT_THROW(run("Cast", 21, {&x}, {{"to", int_attr(8)}}), UnsupportedType);   // string
-  EXPECT_THROW(run("Cast", 21, {&x}, {{"to", int_attr(999)}}), Error);
+  EXPECT_THROW(run("Cast", 21, {&x}, {{"to", Attribute::of_int(17)}}), UnsupportedType);  // float8e4m3fn
+  EXPECT_THROW(run("Cast", 21, {&x}, {{"to", Attribute::of_int(8)}}), UnsupportedType);   // string
+  EXPECT_THROW(run("Cast", 21, {&x}, {{"to", Attribute::of_int(999)}}), Error);
 }
 
 TEST(Elementwise, LegacyBroadcastAlignsAtAxis) {
   const Tensor a = Tensor::zeros(DType::Float32, {2, 3, 2});
   const Tensor b = Tensor::from_vector<float>({1, 2, 3}, {3});
-  const Tensor y = run("Add", 6, {&a, &b}, {{"broadcast", int_attr(1)}, {"axis", int_attr(1)}});
+  const Tensor y = run("Add", 6, {&a, &b}, {{"broadcast", Attribute::of_int(1)}, {"axis", Attribute::of_int(1)}});
   EXPECT_EQ(values<float>(y), (std::vector<float>{1, 1, 2, 2, 3, 3, 1, 1, 2, 2, 3, 3}));
   EXPECT_THROW(run("Add", 7, {&a, &b}), Error);  // numpy rules from opset 7: 2 vs 3 do not broadcast
 }
 
 TEST(Elementwise, ClipBoundsFromAttributesThenInputs) {
   const Tensor x = Tensor::from_vector<float>({-5, 0.5f, 5, NAN}, {4});
-  const Tensor y6 = run("Clip", 6, {&x}, {{"min", float_attr(-1)}, {"max", float_attr(1)}});
+  const Tensor y6 = run("Clip", 6, {&x}, {{"min", Attribute::of_float(-1)}, {"max", Attribute::of_float(1)}});
   EXPECT_EQ(values<float>(y6)[0], -1);
   EXPECT_EQ(values<float>(y6)[2], 1);
   EXPECT_TRUE(std::isnan(values<float>(y6)[3]));
@@ -163,9 +145,9 @@ TEST(Elementwise, BadDataFailsWithTheNodeNamed) {
   EXPECT_THROW(run("Add", 14, {&i, &f}), Error);
   EXPECT_THROW(run("Mul", 14, {&f, &f3}), Error);
   EXPECT_THROW(run("Where", 16, {&f, &f, &f}), Error);
-  EXPECT_THROW(run("BitShift", 11, {&i, &i}, {{"direction", string_attr("LEFT")}}), Error);  // signed
+  EXPECT_THROW(run("BitShift", 11, {&i, &i}, {{"direction", Attribute::of_string("LEFT")}}), Error);  // signed
   try {
-    run("Gelu", 20, {&f}, {{"approximate", string_attr("fast")}});
+    run("Gelu", 20, {&f}, {{"approximate", Attribute::of_string("fast")}});
     FAIL() << "expected an error";
   } catch (const Error& e) {
     EXPECT_EQ(std::string(e.what()).rfind("node 'n' (Gelu): ", 0), 0u) << e.what();

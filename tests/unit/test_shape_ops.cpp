@@ -15,30 +15,6 @@ namespace {
 constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
 
-Attribute ints_attr(std::vector<int64_t> v) {
-  Attribute a;
-  a.kind = Attribute::Kind::Ints;
-  a.ints = std::move(v);
-  return a;
-}
-Attribute int_attr(int64_t v) {
-  Attribute a;
-  a.kind = Attribute::Kind::Int;
-  a.i = v;
-  return a;
-}
-Attribute string_attr(std::string s) {
-  Attribute a;
-  a.kind = Attribute::Kind::String;
-  a.s = std::move(s);
-  return a;
-}
-Attribute tensor_attr(Tensor t) {
-  Attribute a;
-  a.kind = Attribute::Kind::Tensor;
-  a.t = std::move(t);
-  return a;
-}
 
 // Runs one node of `op` at `opset` on the inputs (nullptr = omitted) and returns its outputs.
 std::vector<Tensor> run(const std::string& op, int64_t opset, std::vector<const Tensor*> inputs,
@@ -113,7 +89,7 @@ TEST(ShapeOps, TransposeMatchesNaiveOnRunTiledAndStridedPaths) {
       {{4, 128, 12, 64}, {0, 2, 1, 3}}};
   for (const auto& [shape, perm] : cases) {
     const Tensor in = iota_float(shape);
-    const Tensor out = run("Transpose", 13, {&in}, {{"perm", ints_attr(perm)}})[0];
+    const Tensor out = run("Transpose", 13, {&in}, {{"perm", Attribute::of_ints(perm)}})[0];
     const std::vector<float> expected = naive_transpose(in, perm);
     ASSERT_EQ(out.numel(), in.numel());
     for (int64_t i = 0; i < out.numel(); ++i) ASSERT_EQ(out.data<float>()[i], expected[static_cast<size_t>(i)]) << i;
@@ -141,7 +117,7 @@ TEST(ShapeOps, SliceWithNegativeStepsAndExtremeBounds) {
 TEST(ShapeOps, PadReflectBeyondTheInputSizeRepeatsLikeNumpy) {
   const Tensor in = Tensor::from_vector<int32_t>({1, 2, 3}, {3});
   const Tensor pads = i64({4, 5});
-  const Tensor out = run("Pad", 19, {&in, &pads}, {{"mode", string_attr("reflect")}})[0];
+  const Tensor out = run("Pad", 19, {&in, &pads}, {{"mode", Attribute::of_string("reflect")}})[0];
   EXPECT_EQ(out.to_int64_vector(), (std::vector<int64_t>{1, 2, 3, 2, 1, 2, 3, 2, 1, 2, 3, 2}));
   const Tensor crop = i64({-1, 1});
   EXPECT_EQ(run("Pad", 19, {&in, &crop})[0].to_int64_vector(), (std::vector<int64_t>{2, 3, 0}));
@@ -150,8 +126,8 @@ TEST(ShapeOps, PadReflectBeyondTheInputSizeRepeatsLikeNumpy) {
 TEST(ShapeOps, BadDataFailsWithOneLineNamingTheNode) {
   const Tensor x = iota_float({2, 3});
   const Tensor idx_big = i64({3}), idx_neg = i64({-4});
-  expect_user_error([&] { run("Gather", 13, {&x, &idx_big}, {{"axis", int_attr(1)}}); });
-  expect_user_error([&] { run("Gather", 13, {&x, &idx_neg}, {{"axis", int_attr(1)}}); });
+  expect_user_error([&] { run("Gather", 13, {&x, &idx_big}, {{"axis", Attribute::of_int(1)}}); });
+  expect_user_error([&] { run("Gather", 13, {&x, &idx_neg}, {{"axis", Attribute::of_int(1)}}); });
   const Tensor bad_shape = i64({4, -1}), two_minus = i64({-1, -1}), neg = i64({-2, 3});
   expect_user_error([&] { run("Reshape", 14, {&x, &bad_shape}); });
   expect_user_error([&] { run("Reshape", 14, {&x, &two_minus}); });
@@ -177,9 +153,9 @@ TEST(ShapeOps, BadDataFailsWithOneLineNamingTheNode) {
   const Tensor pads = i64({0, kMin, 0, 0});
   expect_user_error([&] { run("Pad", 18, {&x, &pads}); });
   expect_user_error([&] { run("Squeeze", 13, {&x, &a0}); });
-  expect_user_error([&] { run("Split", 13, {&x}, {{"axis", int_attr(1)}}, 2); });
-  expect_user_error([&] { run("Concat", 13, {&x, &idx_big}, {{"axis", int_attr(0)}}); });
-  expect_user_error([&] { run("Transpose", 13, {&x}, {{"perm", ints_attr({0, 0})}}); });
+  expect_user_error([&] { run("Split", 13, {&x}, {{"axis", Attribute::of_int(1)}}, 2); });
+  expect_user_error([&] { run("Concat", 13, {&x, &idx_big}, {{"axis", Attribute::of_int(0)}}); });
+  expect_user_error([&] { run("Transpose", 13, {&x}, {{"perm", Attribute::of_ints({0, 0})}}); });
   expect_user_error([&] { run("Unsqueeze", 13, {&x, &idx_big}); });
 }
 
@@ -189,14 +165,14 @@ TEST(ShapeOps, ExtremeDiagonalOffsetsAreClamped) {
     const Tensor kt = Tensor::scalar<int64_t>(k);
     const Tensor upper = run("Trilu", 14, {&x, &kt})[0];  // keeps everything for kMin, nothing for kMax
     EXPECT_EQ(upper.to_double_vector(), k == kMin ? x.to_double_vector() : std::vector<double>(12, 0.0));
-    const Tensor eye = run("EyeLike", 22, {&x}, {{"k", int_attr(k)}})[0];
+    const Tensor eye = run("EyeLike", 22, {&x}, {{"k", Attribute::of_int(k)}})[0];
     EXPECT_EQ(eye.to_double_vector(), std::vector<double>(12, 0.0));
   }
 }
 
 TEST(ShapeOps, ConstantOfShapeUsesTheValueType) {
   const Tensor shape = i64({2, 2});
-  const Tensor out = run("ConstantOfShape", 20, {&shape}, {{"value", tensor_attr(Tensor::from_vector<int32_t>({7}, {1}))}})[0];
+  const Tensor out = run("ConstantOfShape", 20, {&shape}, {{"value", Attribute::of_tensor(Tensor::from_vector<int32_t>({7}, {1}))}})[0];
   EXPECT_EQ(out.dtype(), DType::Int32);
   EXPECT_EQ(out.to_int64_vector(), (std::vector<int64_t>{7, 7, 7, 7}));
 }
