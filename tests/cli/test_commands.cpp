@@ -1,0 +1,91 @@
+// The CLI's normal paths: --version, inspect, run with every input source, audit input distributions.
+#include <gtest/gtest.h>
+
+#include "io/npy.h"
+#include "support/run_cli.h"
+
+using namespace mpa::test;
+
+namespace {
+
+ModelBuilder two_input_model() {
+  ModelBuilder b;
+  b.input("a", onnx::TensorProto::FLOAT, {-1, 3});
+  b.input("ids", onnx::TensorProto::INT64, {2});
+  b.initializer("table", {10, 3}, std::vector<float>(30, 0.5f));
+  b.node("Gather", {"table", "ids"}, {"rows"}, "lookup");
+  b.node("Add", {"a", "rows"}, {"y"}, "add");
+  b.output("y");
+  return b;
+}
+
+}  // namespace
+
+TEST(Commands, VersionPrintsTheToolName) {
+  TempDir dir;
+  const CliResult r = run_cli(dir, "--version");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out.rfind("mpaudit ", 0), 0u) << r.out;
+}
+
+TEST(Commands, InspectListsOpsParametersInputsAndUnsupportedOps) {
+  TempDir dir;
+  ModelBuilder b = two_input_model();
+  b.node("Frobnicate", {"y"}, {"z"}, "mystery");
+  b.output("z");
+  b.save(dir / "m.onnx");
+  const CliResult r = run_cli(dir, "inspect " + (dir / "m.onnx").string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* fragment : {"a: float32 Nx3", "ids: int64 2", "parameters: 30", "Gather", "Add",
+                               "operator Frobnicate is not supported"})
+    EXPECT_NE(r.out.find(fragment), std::string::npos) << "missing '" << fragment << "' in:\n" << r.out;
+}
+
+TEST(Commands, RunReadsNpzPbFilesAndSampleFolders) {
+  TempDir dir;
+  two_input_model().save(dir / "m.onnx");
+  // A sample folder in the ONNX test-data layout: input_0.pb, input_1.pb by position.
+  std::filesystem::create_directories(dir / "samples" / "test_data_set_0");
+  auto write_pb = [&](const std::filesystem::path& path, const std::string& name, int type, std::vector<int64_t> dims,
+                      auto fill) {
+    onnx::TensorProto t;
+    t.set_name(name);
+    t.set_data_type(type);
+    for (int64_t d : dims) t.add_dims(d);
+    fill(t);
+    write_whole_file(path, t.SerializeAsString());
+  };
+  write_pb(dir / "samples" / "test_data_set_0" / "input_0.pb", "", onnx::TensorProto::FLOAT, {2, 3}, [](auto& t) {
+    for (int i = 0; i < 6; ++i) t.add_float_data(static_cast<float>(i));
+  });
+  write_pb(dir / "samples" / "test_data_set_0" / "input_1.pb", "", onnx::TensorProto::INT64, {2}, [](auto& t) {
+    t.add_int64_data(1);
+    t.add_int64_data(9);
+  });
+  CliResult r = run_cli(dir, "run " + (dir / "m.onnx").string() + " --inputs " + (dir / "samples").string() +
+                                 " --save-outputs " + (dir / "out").string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(mpa::read_npy(dir / "out" / "y.npy").to_double_vector(), (std::vector<double>{0.5, 1.5, 2.5, 3.5, 4.5, 5.5}));
+  // The same sample from --input files.
+  r = run_cli(dir, "run " + (dir / "m.onnx").string() + " --input a=" +
+                       (dir / "samples" / "test_data_set_0" / "input_0.pb").string() + " --input ids=" +
+                       (dir / "samples" / "test_data_set_0" / "input_1.pb").string() + " --repeat 3");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("timing: load_ms="), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("runs=3 median_ms="), std::string::npos) << r.out;
+}
+
+TEST(Commands, AuditRandomInputsFollowTheirDistributions) {
+  TempDir dir;
+  two_input_model().save(dir / "m.onnx");
+  // Token ids beyond the table would fail Gather: the int range keeps them valid.
+  const CliResult ok = run_cli(dir, "audit " + (dir / "m.onnx").string() +
+                                        " --samples 3 --dist ids=int:0,9 --dist a=uniform:-1,1 --shape a=2x3 --quiet");
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  const CliResult bad = run_cli(dir, "audit " + (dir / "m.onnx").string() + " --samples 3 --dist ids=int:10,20 --quiet");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("node 'lookup' (Gather)"), std::string::npos) << bad.err;
+  const CliResult typo = run_cli(dir, "audit " + (dir / "m.onnx").string() + " --dist ids=poisson:1,2 --quiet");
+  EXPECT_EQ(typo.exit_code, 2);
+  EXPECT_NE(typo.err.find("unknown distribution 'poisson'"), std::string::npos) << typo.err;
+}
