@@ -19,6 +19,9 @@ int main(int argc, char** argv) {
   add("audit", "Run a model in FP32 and in low precision side by side and name the layers that break",
       mpa::cli::add_audit);
   add("merge", "Join audit reports of the same model made on different samples or machines", mpa::cli::add_merge);
+#ifdef MPA_HAVE_UI
+  add("view", "Show a report in the dashboard, or save it as a PNG with --screenshot", mpa::cli::add_view);
+#endif
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {

@@ -1,0 +1,290 @@
+// Node inspector: everything the report knows about the selected node against the selected target.
+//   [SECTION] exponent histogram inside the format's window
+//   [SECTION] tables: reasons, reference statistics, propagated vs isolated metrics, weights
+//   [SECTION] the panel
+#include <algorithm>
+
+#include "probes/format_fit.h"
+#include "ui/panels.h"
+
+namespace mpa::ui {
+
+namespace {
+
+using probes::ExpHistogram;
+
+// [SECTION] Exponent histogram inside the format's window
+
+const ImU32 kReferenceBarColor = IM_COL32(90, 170, 250, 170);
+const ImU32 kPropagatedBarColor = IM_COL32(240, 200, 90, 255);
+
+// The format's window on the log2 |x| axis: values below flush_limit round to zero, those below
+// normal_limit are subnormal, those above max_finite overflow.
+struct FormatWindow {
+  double flush_log2, normal_log2, max_log2;
+  explicit FormatWindow(Format format) {
+    const probes::FormatFit::Bounds bounds(format);
+    flush_log2 = std::log2(bounds.flush_limit);
+    normal_log2 = std::log2(format_traits(format).min_normal);
+    max_log2 = std::log2(bounds.max_finite);
+  }
+};
+
+void exponent_histogram(const char* id, const ExpHistogram& reference, const ExpHistogram& propagated,
+                        std::optional<Format> format, bool log_counts) {
+  constexpr int kAxisMin = ExpHistogram::kMinExp, kAxisMax = ExpHistogram::kMaxExp + 1;
+  const float label_height = ImGui::GetTextLineHeightWithSpacing();
+  const ImVec2 canvas_min = ImGui::GetCursorScreenPos();
+  const ImVec2 canvas_size(std::max(ImGui::GetContentRegionAvail().x, 200.0f), ImGui::GetFontSize() * 9);
+  ImGui::InvisibleButton(id, canvas_size);
+  const bool hovered = ImGui::IsItemHovered();
+  const ImVec2 plot_min(canvas_min.x + 2, canvas_min.y + label_height);
+  const ImVec2 plot_max(canvas_min.x + canvas_size.x - 2, canvas_min.y + canvas_size.y - label_height);
+  const auto x_of = [&](double log2_value) {
+    const double t = (std::clamp(log2_value, double(kAxisMin), double(kAxisMax)) - kAxisMin) / (kAxisMax - kAxisMin);
+    return plot_min.x + static_cast<float>(t) * (plot_max.x - plot_min.x);
+  };
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  draw->AddRectFilled(plot_min, plot_max, IM_COL32(20, 20, 26, 255));
+
+  // The format's regions behind the bars, labelled above the plot.
+  if (format) {
+    const FormatWindow window(*format);
+    struct Region {
+      double from, to;
+      ImU32 color;
+      const char* label;
+    };
+    const Region regions[] = {
+        {double(kAxisMin), window.flush_log2, IM_COL32(120, 120, 140, 60), "flush to 0"},
+        {window.flush_log2, window.normal_log2, IM_COL32(160, 130, 220, 70), "subnormal"},
+        {window.normal_log2, window.max_log2, IM_COL32(80, 180, 100, 45), "normal"},
+        {window.max_log2, double(kAxisMax), IM_COL32(235, 70, 60, 70), "overflow"},
+    };
+    for (const Region& r : regions) {
+      const float x0 = x_of(r.from), x1 = x_of(r.to);
+      if (x1 - x0 < 1) continue;  // outside the axis (bf16's subnormals lie below 2^-40)
+      draw->AddRectFilled(ImVec2(x0, plot_min.y), ImVec2(x1, plot_max.y), r.color);
+      if (ImGui::CalcTextSize(r.label).x < x1 - x0)
+        draw->AddText(ImVec2(x0 + 2, canvas_min.y), IM_COL32(200, 200, 200, 255), r.label);
+    }
+  }
+
+  // Bars: one per power of two; reference as wide translucent bars, propagated as narrow ones on top.
+  int64_t max_count = 1;
+  for (int b = ExpHistogram::kFirstPow; b < ExpHistogram::kAbove; ++b)
+    max_count = std::max({max_count, reference.counts[static_cast<size_t>(b)], propagated.counts[static_cast<size_t>(b)]});
+  const auto height_of = [&](int64_t count) {
+    const double share = log_counts ? std::log1p(double(count)) / std::log1p(double(max_count))
+                                    : double(count) / double(max_count);
+    return static_cast<float>(share) * (plot_max.y - plot_min.y);
+  };
+  for (int b = ExpHistogram::kFirstPow; b < ExpHistogram::kAbove; ++b) {
+    const int exponent = ExpHistogram::kMinExp + (b - ExpHistogram::kFirstPow);
+    const float x0 = x_of(exponent), x1 = x_of(exponent + 1), inset = (x1 - x0) * 0.3f;
+    if (const int64_t n = reference.counts[static_cast<size_t>(b)])
+      draw->AddRectFilled(ImVec2(x0, plot_max.y - height_of(n)), ImVec2(x1, plot_max.y), kReferenceBarColor);
+    if (const int64_t n = propagated.counts[static_cast<size_t>(b)])
+      draw->AddRectFilled(ImVec2(x0 + inset, plot_max.y - height_of(n)), ImVec2(x1 - inset, plot_max.y), kPropagatedBarColor);
+  }
+  for (int exponent = kAxisMin; exponent <= kAxisMax; exponent += 10) {
+    const std::string label = "2^" + std::to_string(exponent);
+    const float x = std::min(x_of(exponent), plot_max.x - ImGui::CalcTextSize(label.c_str()).x);
+    draw->AddLine(ImVec2(x_of(exponent), plot_max.y), ImVec2(x_of(exponent), plot_max.y + 3), IM_COL32(160, 160, 160, 255));
+    draw->AddText(ImVec2(x, plot_max.y + 2), IM_COL32(160, 160, 160, 255), label.c_str());
+  }
+
+  if (hovered) {
+    const float t = (ImGui::GetIO().MousePos.x - plot_min.x) / std::max(plot_max.x - plot_min.x, 1.0f);
+    const int exponent = std::clamp(kAxisMin + static_cast<int>(std::floor(t * (kAxisMax - kAxisMin))), kAxisMin, kAxisMax - 1);
+    const size_t bin = static_cast<size_t>(ExpHistogram::kFirstPow + exponent - ExpHistogram::kMinExp);
+    ImGui::SetTooltip("2^%d <= |x| < 2^%d\nreference  %lld\npropagated %lld", exponent, exponent + 1,
+                      static_cast<long long>(reference.counts[bin]), static_cast<long long>(propagated.counts[bin]));
+  }
+  const auto count = [](const ExpHistogram& h, int bin) { return static_cast<long long>(h.counts[static_cast<size_t>(bin)]); };
+  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kReferenceBarColor), "reference");
+  ImGui::SameLine();
+  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kPropagatedBarColor), "propagated");
+  ImGui::SameLine();
+  ImGui::TextDisabled("zero %lld/%lld, <2^-40 %lld/%lld, >=2^41 %lld/%lld, Inf %lld/%lld, NaN %lld/%lld",
+                      count(reference, ExpHistogram::kZero), count(propagated, ExpHistogram::kZero),
+                      count(reference, ExpHistogram::kBelow), count(propagated, ExpHistogram::kBelow),
+                      count(reference, ExpHistogram::kAbove), count(propagated, ExpHistogram::kAbove),
+                      count(reference, ExpHistogram::kInf), count(propagated, ExpHistogram::kInf),
+                      count(reference, ExpHistogram::kNan), count(propagated, ExpHistogram::kNan));
+}
+
+// [SECTION] Tables
+
+constexpr ImGuiTableFlags kTableFlags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_SizingFixedFit;
+
+void table_row(const char* label, std::initializer_list<std::string> cells) {
+  ImGui::TableNextRow();
+  ImGui::TableNextColumn();
+  ImGui::TextDisabled("%s", label);
+  for (const std::string& cell : cells) {
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(cell.c_str());
+  }
+}
+
+std::string count_text(int64_t n) { return std::to_string(n); }
+
+void reasons_table(const report::NodeTarget& node_target) {
+  if (node_target.reasons.empty()) return ImGui::TextDisabled("no reasons: safe in this format");
+  if (!ImGui::BeginTable("reasons", 3, kTableFlags | ImGuiTableFlags_SizingStretchProp)) return;
+  ImGui::TableSetupColumn("code", ImGuiTableColumnFlags_WidthFixed);
+  ImGui::TableSetupColumn("level", ImGuiTableColumnFlags_WidthFixed);
+  ImGui::TableSetupColumn("message", ImGuiTableColumnFlags_WidthStretch);
+  ImGui::TableHeadersRow();
+  for (const report::Reason& reason : node_target.reasons) {
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(reason.code.c_str());
+    ImGui::TableNextColumn();
+    verdict_badge(reason.level);
+    ImGui::TableNextColumn();
+    ImGui::TextWrapped("%s", reason.message.c_str());
+  }
+  ImGui::EndTable();
+}
+
+void reference_stats_table(const probes::RangeProbe& range, const probes::FormatFit& fit, std::optional<Format> format) {
+  if (!ImGui::BeginTable("reference", 4, kTableFlags)) return;
+  table_row("min", {format_number(range.min), "max", format_number(range.max)});
+  table_row("mean", {format_number(range.mean()), "std", format_number(range.std_dev())});
+  table_row("zeros", {count_text(range.zeros), "count", count_text(range.count)});
+  table_row("NaN", {count_text(range.nan), "+Inf / -Inf", count_text(range.pos_inf) + " / " + count_text(range.neg_inf)});
+  table_row("overflow", {count_text(fit.overflow), "headroom",
+                         format ? format_number(probes::FormatFit::headroom_bits(*format, range.absmax()), "%.1f bits") : "-"});
+  table_row("flush to 0", {count_text(fit.flush_to_zero) + " (" + count_text(fit.significant_flush) + " significant)",
+                           "subnormal", count_text(fit.subnormal)});
+  ImGui::EndTable();
+}
+
+// Propagated (the deployed model), isolated (the node's own error) and stored (the reference merely
+// rounded to the format: the floor) side by side.
+void metrics_table(const report::TensorTarget& t) {
+  if (!ImGui::BeginTable("metrics", 4, kTableFlags)) return;
+  ImGui::TableSetupColumn("metric");
+  ImGui::TableSetupColumn("propagated");
+  ImGui::TableSetupColumn("isolated");
+  ImGui::TableSetupColumn("stored");
+  ImGui::TableHeadersRow();
+  const probes::Divergence* runs[] = {&t.propagated, &t.isolated, &t.stored};
+  const auto row = [&](const char* label, auto&& figure) {
+    table_row(label, {figure(*runs[0]), figure(*runs[1]), figure(*runs[2])});
+  };
+  row("SQNR dB", [](const probes::Divergence& d) { return format_sqnr(d.sqnr_db()); });
+  row("cosine", [](const probes::Divergence& d) { return format_number(d.cosine(), "%.6f"); });
+  row("max abs err", [](const probes::Divergence& d) { return format_number(d.compared ? d.max_abs : NAN); });
+  row("max rel err", [](const probes::Divergence& d) { return format_number(d.compared ? d.max_rel : NAN); });
+  row("rmse", [](const probes::Divergence& d) { return format_number(d.rmse()); });
+  row("mismatch", [](const probes::Divergence& d) { return format_number(d.mismatch_frac()); });
+  row("max ulp", [](const probes::Divergence& d) { return format_number(d.compared ? d.max_ulp : NAN); });
+  row("NaN / Inf", [](const probes::Divergence& d) { return count_text(d.nan) + " / " + count_text(d.inf); });
+  ImGui::EndTable();
+}
+
+void weights_table(const report::NodeStats& node, const std::string& target) {
+  if (node.weights.empty()) return;
+  section_title("weights");
+  if (!ImGui::BeginTable("weights", 6, kTableFlags)) return;
+  for (const char* label : {"weight", "count", "overflow", "flush to 0", "significant", "subnormal"})
+    ImGui::TableSetupColumn(label);
+  ImGui::TableHeadersRow();
+  for (const report::WeightStats& w : node.weights) {
+    const auto fit = w.targets.find(target);
+    if (fit == w.targets.end()) continue;
+    table_row(w.name.c_str(), {count_text(w.count), count_text(fit->second.overflow), count_text(fit->second.flush_to_zero),
+                               count_text(fit->second.significant_flush), count_text(fit->second.subnormal)});
+  }
+  ImGui::EndTable();
+}
+
+// Inputs with the node that produced each, outputs with the nodes that read each: the graph around the node.
+void neighbours(const ReportModel& model, DashboardSelection& selection, const report::NodeStats& node) {
+  section_title("inputs and outputs");
+  int link_id = 0;
+  const auto tensor_line = [&](const char* direction, const std::string& tensor, const std::vector<int>& nodes,
+                               const char* none) {
+    ImGui::PushID(link_id++);
+    ImGui::TextDisabled("%s", direction);
+    ImGui::SameLine();
+    ImGui::TextUnformatted(tensor.empty() ? "(omitted)" : tensor.c_str());
+    ImGui::SameLine();
+    ImGui::TextDisabled(nodes.empty() ? none : direction[0] == 'i' ? "from" : "to");
+    for (int n : nodes) {
+      ImGui::SameLine();
+      node_link(model, selection, n);
+    }
+    ImGui::PopID();
+  };
+  for (const std::string& input : node.inputs) {
+    const int producer = model.producer_of(input);
+    tensor_line("in ", input, producer >= 0 ? std::vector<int>{producer} : std::vector<int>{},
+                "(graph input or initializer)");
+  }
+  for (const std::string& output : node.outputs)
+    tensor_line("out", output, model.consumers_of(output), "(graph output / unused)");
+}
+
+}  // namespace
+
+// [SECTION] The panel
+
+void NodeInspectorPanel::Draw(const ReportModel& model, DashboardSelection& selection, bool* open) {
+  if (!ImGui::Begin("Node inspector", open)) return ImGui::End();
+  if (selection.node < 0 || selection.node >= model.node_count() || selection.target.empty()) {
+    ImGui::TextDisabled("select a node in the table, the plot or the alerts");
+    return ImGui::End();
+  }
+  const report::NodeStats& node = model.node(selection.node);
+  const std::string& target = selection.target;
+  const std::optional<Format> format = parse_format(target);
+  const auto node_target = node.targets.find(target);
+
+  ImGui::Text("#%d %s", selection.node, node.name.c_str());
+  ImGui::SameLine();
+  ImGui::TextDisabled("(%s)", node.op_type.c_str());
+  ImGui::SameLine();
+  if (node_target != node.targets.end()) {
+    verdict_badge(node_target->second.verdict);
+    ImGui::SameLine();
+    ImGui::TextDisabled("in %s", target.c_str());
+    if (node_target->second.propagated_jump_db > 0) {
+      ImGui::SameLine();
+      ImGui::TextDisabled("; propagated SQNR drops %.1f dB here", node_target->second.propagated_jump_db);
+    }
+    reasons_table(node_target->second);
+  }
+  neighbours(model, selection, node);
+  weights_table(node, target);
+
+  for (const report::TensorStats& tensor : node.tensors) {
+    ImGui::PushID(tensor.name.c_str());
+    std::string shape;
+    for (int64_t d : tensor.shape) {
+      if (!shape.empty()) shape += 'x';
+      shape += std::to_string(d);
+    }
+    const std::string header = "output " + tensor.name + "  " + tensor.dtype + "[" + shape + "]";
+    const auto tensor_target = tensor.targets.find(target);
+    if (ImGui::CollapsingHeader(header.c_str(), ImGuiTreeNodeFlags_DefaultOpen)) {
+      if (!tensor.measured || tensor_target == tensor.targets.end()) {
+        ImGui::TextDisabled("not a floating tensor: nothing measured");
+      } else {
+        ImGui::Checkbox("log counts", &log_counts);
+        exponent_histogram("histogram", tensor.hist, tensor_target->second.propagated_hist, format, log_counts);
+        section_title("reference");
+        reference_stats_table(tensor.range, tensor_target->second.fit, format);
+        section_title("divergence from the reference");
+        metrics_table(tensor_target->second);
+      }
+    }
+    ImGui::PopID();
+  }
+  ImGui::End();
+}
+
+}  // namespace mpa::ui

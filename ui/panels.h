@@ -1,0 +1,64 @@
+// The dashboard's panels, in the shape of Dear ImGui's demo: each is a struct holding its own view state
+// with Draw(const ReportModel&, DashboardSelection&, bool* open), implemented in ui/<panel>.cpp. Panels
+// read the report model only; the selection is how a click in one panel moves the others.
+//
+// To add a panel: declare its struct here, implement it in its own file, and draw it from the frame loop in
+// ui/dashboard.cpp (which also places it on first use).
+#pragma once
+#include <imgui.h>
+
+#include <string>
+#include <vector>
+
+#include "ui/report_model.h"
+
+namespace mpa::ui {
+
+// Model, target format selector, verdict badge, node counts, run settings and thresholds in force.
+struct HeaderPanel {
+  void Draw(const ReportModel& model, DashboardSelection& selection, bool* open);
+};
+
+// First overflow, first NaN/Inf, first unsafe node and the first error jump; a click selects the node.
+struct AlertsPanel {
+  void Draw(const ReportModel& model, DashboardSelection& selection, bool* open);
+};
+
+// Isolated and propagated SQNR along execution order, with the target's thresholds; a click selects.
+struct DivergencePlotPanel {
+  bool show_isolated = true, show_propagated = true;
+  void Draw(const ReportModel& model, DashboardSelection& selection, bool* open);
+};
+
+// Every node in execution order, sortable by each column and filtered by name/op.
+struct NodeTablePanel {
+  char filter_text[128] = "";
+  std::vector<int> visible_rows;  // node indices that pass the filter, in the current sort order
+  std::string rows_for_target;    // the target the rows were sorted for (figures differ per target)
+  bool rows_dirty = true;         // re-filter and re-sort: filter text or target changed
+  void Draw(const ReportModel& model, DashboardSelection& selection, bool* open);
+
+ private:
+  void rebuild_rows(const ReportModel& model, const TargetView& view, const ImGuiTableSortSpecs* sort_specs);
+};
+
+// Everything about the selected node: reasons, each output's exponent histogram inside the format's window,
+// reference statistics, propagated vs isolated metrics, weights' format fit, links to neighbours.
+struct NodeInspectorPanel {
+  bool log_counts = true;  // histogram bar heights on a log scale: a few overflowing values stay visible
+  void Draw(const ReportModel& model, DashboardSelection& selection, bool* open);
+};
+
+// [SECTION] Shared look: one place for the verdict colours and number formatting every panel uses.
+ImVec4 verdict_color(report::Verdict verdict);
+void verdict_badge(report::Verdict verdict);  // coloured SAFE/WARN/UNSAFE text
+// "%.3g", or "-" for NaN (not measured), "inf"/"-inf" as they are.
+std::string format_number(double value, const char* format = "%.3g");
+// SQNR in dB: "exact" at the report's cap (no error at all), "-" when not measured.
+std::string format_sqnr(double sqnr_db);
+// A titled separator inside a panel (ImGui 1.86 has no SeparatorText).
+void section_title(const char* title);
+// A link to a node: the node's name as a small button that selects it.
+void node_link(const ReportModel& model, DashboardSelection& selection, int node_index);
+
+}  // namespace mpa::ui

@@ -1,0 +1,92 @@
+#include "ui/report_model.h"
+
+#include <algorithm>
+
+#include "probes/format_fit.h"
+
+namespace mpa::ui {
+
+namespace {
+
+// The smaller of two figures where NaN means "not measured" (it loses to any number).
+double min_measured(double current, double value) {
+  if (std::isnan(value)) return current;
+  return std::isnan(current) ? value : std::min(current, value);
+}
+
+NodeFigures figures_of(const report::NodeStats& node, const std::string& target) {
+  NodeFigures f;
+  if (auto it = node.targets.find(target); it != node.targets.end()) f.verdict = it->second.verdict;
+  const std::optional<Format> format = parse_format(target);
+  int64_t flushed = 0, nonzero = 0;
+  for (const report::TensorStats& tensor : node.tensors) {
+    if (!tensor.measured) continue;
+    const auto it = tensor.targets.find(target);
+    if (it == tensor.targets.end()) continue;
+    const report::TensorTarget& t = it->second;
+    const double absmax = tensor.range.absmax();
+    f.absmax = std::max(f.absmax, absmax);
+    if (format) f.headroom_bits = min_measured(f.headroom_bits, probes::FormatFit::headroom_bits(*format, absmax));
+    f.overflow += t.fit.overflow;
+    flushed += t.fit.flush_to_zero;
+    nonzero += t.fit.nonzero;
+    f.isolated_sqnr_db = min_measured(f.isolated_sqnr_db, t.isolated.sqnr_db());
+    f.propagated_sqnr_db = min_measured(f.propagated_sqnr_db, t.propagated.sqnr_db());
+    f.propagated_cosine = min_measured(f.propagated_cosine, t.propagated.cosine());
+    f.propagated_nonfinite += t.propagated.nonfinite();
+    f.isolated_nonfinite += t.isolated.nonfinite();
+  }
+  f.flush_to_zero_percent = nonzero ? 100.0 * static_cast<double>(flushed) / static_cast<double>(nonzero) : 0;
+  return f;
+}
+
+void note(Alert& alert, int node_index) {
+  if (alert.first_node < 0) alert.first_node = node_index;
+  ++alert.node_count;
+}
+
+}  // namespace
+
+ReportModel::ReportModel(report::Report report, std::string path) : report_(std::move(report)), path_(std::move(path)) {
+  // Nodes are addressed by their position in the report (execution order), which is also their index.
+  for (int index = 0; index < node_count(); ++index) {
+    const report::NodeStats& node = this->node(index);
+    node_by_name_.emplace(node.name, index);
+    for (const std::string& output : node.outputs) producer_by_tensor_.emplace(output, index);
+    for (const std::string& input : node.inputs)
+      if (!input.empty()) consumers_by_tensor_[input].push_back(index);
+  }
+  for (const std::string& target : report_.config.targets) {
+    TargetView view;
+    for (int index = 0; index < node_count(); ++index) {
+      const NodeFigures& f = view.nodes.emplace_back(figures_of(node(index), target));
+      if (f.overflow > 0) note(view.overflow, index);
+      if (f.propagated_nonfinite > 0 || f.isolated_nonfinite > 0) note(view.nonfinite, index);
+      if (f.verdict == report::Verdict::Unsafe) note(view.unsafe, index);
+      view.unsafe_count += f.verdict == report::Verdict::Unsafe;
+      view.warn_count += f.verdict == report::Verdict::Warn;
+      view.safe_count += f.verdict == report::Verdict::Safe;
+    }
+    if (auto it = report_.summary.find(target); it != report_.summary.end())
+      view.first_error_jump = node_index(it->second.first_error_jump);
+    target_views_.emplace(target, std::move(view));
+  }
+}
+
+int ReportModel::node_index(const std::string& name) const {
+  const auto it = node_by_name_.find(name);
+  return it == node_by_name_.end() ? -1 : it->second;
+}
+
+int ReportModel::producer_of(const std::string& tensor) const {
+  const auto it = producer_by_tensor_.find(tensor);
+  return it == producer_by_tensor_.end() ? -1 : it->second;
+}
+
+const std::vector<int>& ReportModel::consumers_of(const std::string& tensor) const {
+  static const std::vector<int> kNone;
+  const auto it = consumers_by_tensor_.find(tensor);
+  return it == consumers_by_tensor_.end() ? kNone : it->second;
+}
+
+}  // namespace mpa::ui

@@ -1,0 +1,87 @@
+// What the dashboard shows, derived once from a report: the report itself, per-node figures for each
+// target format (the worst over a node's float outputs, as the table, plot and alerts show them), and the
+// producer/consumer links between nodes. Panels read it through a const reference; what the user picks
+// (target format, selected node) lives in DashboardSelection, which panels may change.
+#pragma once
+#include <cmath>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "reports/report.h"
+
+namespace mpa::ui {
+
+// One node's figures against one target format. NaN where nothing was measured (e.g. integer outputs, or
+// an output that is NaN everywhere in the target run).
+struct NodeFigures {
+  report::Verdict verdict = report::Verdict::Safe;
+  double absmax = 0;                  // reference, largest over outputs
+  double headroom_bits = NAN;         // smallest over outputs (negative: overflow)
+  int64_t overflow = 0;               // reference values beyond the format's max, summed over outputs
+  double flush_to_zero_percent = 0;   // of nonzero reference values, over all outputs
+  double isolated_sqnr_db = NAN;      // smallest over outputs
+  double propagated_sqnr_db = NAN;
+  double propagated_cosine = NAN;
+  int64_t propagated_nonfinite = 0;   // NaN/Inf in the propagated run where the reference is finite
+  int64_t isolated_nonfinite = 0;
+};
+
+// The first node (in execution order) that shows a problem, and how many nodes show it.
+struct Alert {
+  int first_node = -1;
+  int node_count = 0;
+};
+
+struct TargetView {
+  std::vector<NodeFigures> nodes;  // by node index
+  Alert overflow, nonfinite, unsafe;
+  int first_error_jump = -1;
+  int unsafe_count = 0, warn_count = 0, safe_count = 0;
+};
+
+class ReportModel {
+ public:
+  ReportModel(report::Report report, std::string path);
+
+  const report::Report& report() const { return report_; }
+  const std::string& path() const { return path_; }
+  const std::vector<std::string>& targets() const { return report_.config.targets; }
+  const TargetView& target_view(const std::string& target) const { return target_views_.at(target); }
+  const report::NodeStats& node(int index) const { return report_.nodes[static_cast<size_t>(index)]; }
+  int node_count() const { return static_cast<int>(report_.nodes.size()); }
+  // -1 when no node has that name.
+  int node_index(const std::string& name) const;
+  // The node that writes `tensor` (-1 for graph inputs and initializers), and those that read it.
+  int producer_of(const std::string& tensor) const;
+  const std::vector<int>& consumers_of(const std::string& tensor) const;
+
+ private:
+  report::Report report_;
+  std::string path_;
+  std::map<std::string, TargetView> target_views_;
+  std::map<std::string, int> node_by_name_, producer_by_tensor_;
+  std::map<std::string, std::vector<int>> consumers_by_tensor_;
+};
+
+// What the user picked; shared by every panel so that a click anywhere selects everywhere.
+struct DashboardSelection {
+  std::string target;
+  int node = -1;
+  void select_node(int index) {
+    changed_this_frame = changed_this_frame || index != node;
+    node = index;
+  }
+  // Whether the selection moved in this or the previous frame: a panel drawn before the one the user
+  // clicked in learns of the change one frame late, and scrolls to the node then.
+  bool node_changed_recently() const { return changed_this_frame || changed_last_frame; }
+  void begin_frame() {
+    changed_last_frame = changed_this_frame;
+    changed_this_frame = false;
+  }
+
+ private:
+  bool changed_this_frame = false, changed_last_frame = false;
+};
+
+}  // namespace mpa::ui
