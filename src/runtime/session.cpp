@@ -220,8 +220,7 @@ TensorMap Session::run(const TensorMap& feeds, const NodeHook& hook, RunStats* s
     }
     for (const auto& name : release_after_[i]) {
       values.erase(name);
-      for (Format f : {Format::FP16, Format::BF16, Format::FP8E4M3FN, Format::FP8E5M2, Format::FP64})
-        converted.erase({name, f});
+      for (Format f : kAllFormats) converted.erase({name, f});
     }
   }
   TensorMap outputs;
