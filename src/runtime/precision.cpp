@@ -1,6 +1,8 @@
 #include "runtime/precision.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "backends/cpu/parallel.h"
 #include "tensor/dispatch.h"
@@ -9,6 +11,7 @@ namespace mpa {
 
 namespace {
 constexpr int64_t kGrain = 1 << 15;
+constexpr int64_t kBlock = 1 << 12;  // floats per cache-resident block (16 KiB)
 
 // Rounds data[0, n) onto the format's grid, through a per-tensor scale when it is not 1.
 void round_span(Format format, float* data, int64_t n, float scale) {
@@ -56,8 +59,18 @@ Tensor tensor_in_format(const Tensor& tensor, Format format, double scale) {
     return out;
   }
   if (tensor.dtype() != DType::Float32 || format == Format::FP32 || format == Format::FP64) return tensor;
-  Tensor out = tensor.clone();
-  round_tensor_to_format(out, format, scale);
+  // Copy and round block by block, so each block is rounded while still in cache (and copied in parallel).
+  Tensor out(DType::Float32, tensor.shape());
+  const float* in = tensor.data<float>();
+  float* o = out.data<float>();
+  const float s = static_cast<float>(scale);
+  cpu::parallel_for(out.numel(), kGrain, [&](int64_t begin, int64_t end) {
+    for (int64_t block = begin; block < end; block += kBlock) {
+      const int64_t n = std::min(kBlock, end - block);
+      std::memcpy(o + block, in + block, static_cast<size_t>(n) * sizeof(float));
+      round_span(format, o + block, n, s);
+    }
+  });
   return out;
 }
 
