@@ -112,6 +112,7 @@ int run_dashboard(const DashboardOptions& options) {
   AlertsPanel alerts;
   DivergencePlotPanel divergence_plot;
   NodeTablePanel node_table;
+  options.node_filter.copy(node_table.filter_text, sizeof node_table.filter_text - 1);
   NodeInspectorPanel inspector;
 
   // Loop: poll events, build the frame's panels, render; a screenshot run stops after a few frames and

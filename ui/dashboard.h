@@ -10,6 +10,7 @@ struct DashboardOptions {
   std::string screenshot_path;  // empty: interactive
   int width = 1400, height = 900;
   std::string selected_node;    // preselected in the inspector (empty: the first unsafe node, if any)
+  std::string node_filter;      // initial node table filter (ui/view_model.h's language); cut to the box's size
 };
 
 // Returns the process exit code (0). Fails with mpa::Error when the report cannot be read, the node to

@@ -18,18 +18,6 @@ using probes::ExpHistogram;
 const ImU32 kReferenceBarColor = IM_COL32(90, 170, 250, 170);
 const ImU32 kPropagatedBarColor = IM_COL32(240, 200, 90, 255);
 
-// The format's window on the log2 |x| axis: values below flush_limit round to zero, those below
-// normal_limit are subnormal, those above max_finite overflow.
-struct FormatWindow {
-  double flush_log2, normal_log2, max_log2;
-  explicit FormatWindow(Format format) {
-    const probes::FormatFit::Bounds bounds(format);
-    flush_log2 = std::log2(bounds.flush_limit);
-    normal_log2 = std::log2(format_traits(format).min_normal);
-    max_log2 = std::log2(bounds.max_finite);
-  }
-};
-
 void exponent_histogram(const char* id, const ExpHistogram& reference, const ExpHistogram& propagated,
                         std::optional<Format> format, bool log_counts) {
   constexpr int kAxisMin = ExpHistogram::kMinExp, kAxisMax = ExpHistogram::kMaxExp + 1;
@@ -49,17 +37,17 @@ void exponent_histogram(const char* id, const ExpHistogram& reference, const Exp
 
   // The format's regions behind the bars, labelled above the plot.
   if (format) {
-    const FormatWindow window(*format);
+    const FormatZones zones = format_zones(*format);
     struct Region {
       double from, to;
       ImU32 color;
       const char* label;
     };
     const Region regions[] = {
-        {double(kAxisMin), window.flush_log2, IM_COL32(120, 120, 140, 60), "flush to 0"},
-        {window.flush_log2, window.normal_log2, IM_COL32(160, 130, 220, 70), "subnormal"},
-        {window.normal_log2, window.max_log2, IM_COL32(80, 180, 100, 45), "normal"},
-        {window.max_log2, double(kAxisMax), IM_COL32(235, 70, 60, 70), "overflow"},
+        {double(kAxisMin), zones.flush_log2, IM_COL32(120, 120, 140, 60), "flush to 0"},
+        {zones.flush_log2, zones.normal_log2, IM_COL32(160, 130, 220, 70), "subnormal"},
+        {zones.normal_log2, zones.max_log2, IM_COL32(80, 180, 100, 45), "normal"},
+        {zones.max_log2, double(kAxisMax), IM_COL32(235, 70, 60, 70), "overflow"},
     };
     for (const Region& r : regions) {
       const float x0 = x_of(r.from), x1 = x_of(r.to);

@@ -1,17 +1,17 @@
 // Node table: every node in execution order with its figures against the selected target; sortable by
-// each column (re-sorted only when ImGui marks the sort specs dirty or the rows change), filtered by a
-// case-insensitive regex or substring over name and op type, drawn through ImGuiListClipper.
+// each column (re-sorted only when ImGui marks the sort specs dirty or the rows change), filtered by the
+// filter language of ui/view_model.h, drawn through ImGuiListClipper.
 #include <algorithm>
-#include <optional>
-#include <regex>
 
 #include "ui/panels.h"
+#include "ui/view_model.h"
 
 namespace mpa::ui {
 
 namespace {
 
-enum Column { kIndex, kName, kOp, kVerdict, kAbsmax, kHeadroom, kOverflow, kFlushed, kIsolated, kPropagated, kCosine, kColumns };
+// Display order matches NodeColumn up to Cosine (Time is a filter field without a column).
+constexpr int kColumns = static_cast<int>(NodeColumn::Cosine) + 1;
 
 struct ColumnSpec {
   const char* label;
@@ -22,6 +22,8 @@ constexpr ColumnSpec kColumnSpecs[kColumns] = {
     {"name", "node name"},
     {"op", "ONNX op type"},
     {"verdict", "against the selected target"},
+    {"health", "reference output values in the format: N NaN, I Inf or overflow, s subnormal, f flushed to zero, "
+               "n normal (pills only where the count is nonzero; sorts by NaN + Inf/overflow)"},
     {"absmax", "largest |value| of the reference outputs"},
     {"headroom", "bits of range above absmax before the format's max finite value (negative: overflow)"},
     {"overflow", "reference values beyond the format's max finite value"},
@@ -32,72 +34,22 @@ constexpr ColumnSpec kColumnSpecs[kColumns] = {
 };
 static_assert(sizeof kColumnSpecs / sizeof kColumnSpecs[0] == kColumns, "one spec per column");
 
-// Sort key of a row for a column; NaN ("not measured") sorts after every number in either direction.
-double numeric_key(const NodeFigures& f, int index, int column) {
-  switch (column) {
-    case kIndex: return index;
-    case kVerdict: return static_cast<double>(f.verdict);
-    case kAbsmax: return f.absmax;
-    case kHeadroom: return f.headroom_bits;
-    case kOverflow: return static_cast<double>(f.overflow);
-    case kFlushed: return f.flush_to_zero_percent;
-    case kIsolated: return f.isolated_sqnr_db;
-    case kPropagated: return f.propagated_sqnr_db;
-    case kCosine: return f.propagated_cosine;
-    default: return 0;
-  }
-}
+constexpr int column_index(NodeColumn column) { return static_cast<int>(column); }
 
-// Whether row a goes before row b under the given sort specs (ties fall back to execution order).
-bool row_before(const ReportModel& model, const TargetView& view, const ImGuiTableSortSpecs& specs, int a, int b) {
-  for (int s = 0; s < specs.SpecsCount; ++s) {
-    const ImGuiTableColumnSortSpecs& spec = specs.Specs[s];
-    const bool ascending = spec.SortDirection == ImGuiSortDirection_Ascending;
-    if (spec.ColumnIndex == kName || spec.ColumnIndex == kOp) {
-      const report::NodeStats &na = model.node(a), &nb = model.node(b);
-      const int order = spec.ColumnIndex == kName ? na.name.compare(nb.name) : na.op_type.compare(nb.op_type);
-      if (order != 0) return ascending ? order < 0 : order > 0;
-      continue;
-    }
-    const double ka = numeric_key(view.nodes[static_cast<size_t>(a)], a, spec.ColumnIndex);
-    const double kb = numeric_key(view.nodes[static_cast<size_t>(b)], b, spec.ColumnIndex);
-    if (std::isnan(ka) != std::isnan(kb)) return std::isnan(kb);
-    if (ka != kb && !std::isnan(ka)) return ascending ? ka < kb : ka > kb;
-  }
-  return a < b;
+std::vector<SortKey> sort_keys(const ImGuiTableSortSpecs* specs) {
+  std::vector<SortKey> keys;
+  for (int s = 0; specs && s < specs->SpecsCount; ++s)
+    keys.push_back({static_cast<NodeColumn>(specs->Specs[s].ColumnIndex),
+                    specs->Specs[s].SortDirection == ImGuiSortDirection_Ascending});
+  return keys;
 }
-
-// The filter: a case-insensitive regex when the text is one, else a case-insensitive substring.
-struct NameFilter {
-  std::string lowered;
-  std::optional<std::regex> pattern;
-  explicit NameFilter(const char* text) : lowered(text) {
-    std::transform(lowered.begin(), lowered.end(), lowered.begin(), [](unsigned char c) { return std::tolower(c); });
-    try {
-      pattern.emplace(text, std::regex::icase | std::regex::ECMAScript);
-    } catch (const std::regex_error&) {
-      pattern.reset();
-    }
-  }
-  bool matches(const std::string& s) const {
-    if (lowered.empty()) return true;
-    if (pattern) return std::regex_search(s, *pattern);
-    std::string l = s;
-    std::transform(l.begin(), l.end(), l.begin(), [](unsigned char c) { return std::tolower(c); });
-    return l.find(lowered) != std::string::npos;
-  }
-};
 
 }  // namespace
 
-void NodeTablePanel::rebuild_rows(const ReportModel& model, const TargetView& view, const ImGuiTableSortSpecs* sort_specs) {
-  const NameFilter filter(filter_text);
-  visible_rows.clear();
-  for (int i = 0; i < model.node_count(); ++i)
-    if (filter.matches(model.node(i).name) || filter.matches(model.node(i).op_type)) visible_rows.push_back(i);
-  if (sort_specs && sort_specs->SpecsCount > 0)
-    std::stable_sort(visible_rows.begin(), visible_rows.end(),
-                     [&](int a, int b) { return row_before(model, view, *sort_specs, a, b); });
+void NodeTablePanel::rebuild_rows(const ReportModel& model, const std::string& target, const ImGuiTableSortSpecs* sort_specs) {
+  const NodeFilter filter = NodeFilter::parse(filter_text);
+  filter_error = filter.error();
+  visible_rows = filtered_sorted_rows(model, target, filter, sort_keys(sort_specs));
 }
 
 void NodeTablePanel::Draw(const ReportModel& model, DashboardSelection& selection, bool* open) {
@@ -105,10 +57,24 @@ void NodeTablePanel::Draw(const ReportModel& model, DashboardSelection& selectio
   if (selection.target.empty()) return ImGui::End();
   const TargetView& view = model.target_view(selection.target);
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 18);
-  if (ImGui::InputTextWithHint("##filter", "filter name / op (regex)", filter_text, sizeof filter_text)) rows_dirty = true;
+  // Enter keeps the focus in the box and steps the selection through the hits.
+  const ImGuiInputTextFlags filter_flags = ImGuiInputTextFlags_EnterReturnsTrue;
+  const bool enter = ImGui::InputTextWithHint("##filter", "name/op regex, overflow>0, iso.sqnr_db<20 ...", filter_text,
+                                              sizeof filter_text, filter_flags);
+  if (ImGui::IsItemEdited()) rows_dirty = true;
+  if (enter) {
+    ImGui::SetKeyboardFocusHere(-1);
+    step_to_next_hit = true;
+  }
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("Space-separated terms, all must hold. FIELD OP NUMBER with FIELD one of index absmax\n"
+                      "headroom overflow flush iso.sqnr_db prop.sqnr_db cosine time and OP > >= < <= == !=;\n"
+                      "any other term is a case-insensitive regex (or substring) over name and op.\n"
+                      "Enter selects the next hit.");
   ImGui::SameLine();
   ImGui::TextDisabled("%d of %d nodes, %s", static_cast<int>(visible_rows.size()), model.node_count(),
                       selection.target.c_str());
+  if (!filter_error.empty()) ImGui::TextColored(verdict_color(report::Verdict::Warn), "filter: %s", filter_error.c_str());
   if (rows_for_target != selection.target) {
     rows_for_target = selection.target;
     rows_dirty = true;
@@ -120,8 +86,9 @@ void NodeTablePanel::Draw(const ReportModel& model, DashboardSelection& selectio
   if (!ImGui::BeginTable("nodes", kColumns, flags)) return ImGui::End();
   ImGui::TableSetupScrollFreeze(0, 1);
   for (int c = 0; c < kColumns; ++c) {
-    ImGuiTableColumnFlags column_flags = c == kIndex ? ImGuiTableColumnFlags_DefaultSort : ImGuiTableColumnFlags_None;
-    if (c == kName) column_flags |= ImGuiTableColumnFlags_WidthStretch;
+    ImGuiTableColumnFlags column_flags =
+        c == column_index(NodeColumn::Index) ? ImGuiTableColumnFlags_DefaultSort : ImGuiTableColumnFlags_None;
+    if (c == column_index(NodeColumn::Name)) column_flags |= ImGuiTableColumnFlags_WidthStretch;
     ImGui::TableSetupColumn(kColumnSpecs[c].label, column_flags, 0, static_cast<ImGuiID>(c));
   }
   // Headers by hand so that each explains its column on hover.
@@ -134,9 +101,13 @@ void NodeTablePanel::Draw(const ReportModel& model, DashboardSelection& selectio
 
   ImGuiTableSortSpecs* sort_specs = ImGui::TableGetSortSpecs();
   if (rows_dirty || (sort_specs && sort_specs->SpecsDirty)) {
-    rebuild_rows(model, view, sort_specs);
+    rebuild_rows(model, selection.target, sort_specs);
     if (sort_specs) sort_specs->SpecsDirty = false;
     rows_dirty = false;
+  }
+  if (step_to_next_hit) {
+    step_to_next_hit = false;
+    if (const int hit = next_hit(visible_rows, selection.node); hit >= 0) selection.select_node(hit);
   }
 
   // A selection made elsewhere scrolls its row into view (the clipper only draws visible rows, so scroll
@@ -170,6 +141,8 @@ void NodeTablePanel::Draw(const ReportModel& model, DashboardSelection& selectio
       ImGui::TextUnformatted(node.op_type.c_str());
       ImGui::TableNextColumn();
       verdict_badge(f.verdict);
+      ImGui::TableNextColumn();
+      health_pills(node_health(node, selection.target));
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(format_number(f.absmax).c_str());
       ImGui::TableNextColumn();

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "ui/report_model.h"
+#include "ui/view_model.h"
 
 namespace mpa::ui {
 
@@ -30,16 +31,18 @@ struct DivergencePlotPanel {
   void Draw(const ReportModel& model, DashboardSelection& selection, bool* open);
 };
 
-// Every node in execution order, sortable by each column and filtered by name/op.
+// Every node in execution order, sortable by each column and filtered (ui/view_model.h's filter language).
 struct NodeTablePanel {
   char filter_text[128] = "";
+  std::string filter_error;       // why the filter text does not parse; empty when it does
+  bool step_to_next_hit = false;  // Enter in the filter box: select the next visible row once rows are current
   std::vector<int> visible_rows;  // node indices that pass the filter, in the current sort order
   std::string rows_for_target;    // the target the rows were sorted for (figures differ per target)
   bool rows_dirty = true;         // re-filter and re-sort: filter text or target changed
   void Draw(const ReportModel& model, DashboardSelection& selection, bool* open);
 
  private:
-  void rebuild_rows(const ReportModel& model, const TargetView& view, const ImGuiTableSortSpecs* sort_specs);
+  void rebuild_rows(const ReportModel& model, const std::string& target, const ImGuiTableSortSpecs* sort_specs);
 };
 
 // Everything about the selected node: reasons, each output's exponent histogram inside the format's window,
@@ -56,6 +59,9 @@ void verdict_badge(report::Verdict verdict);  // coloured SAFE/WARN/UNSAFE text
 std::string format_number(double value, const char* format = "%.3g");
 // SQNR in dB: "exact" at the report's cap (no error at all), "-" when not measured.
 std::string format_sqnr(double sqnr_db);
+// A node's value health as small pills, each a letter on a colour (never colour alone): N NaN, I Inf or
+// overflow, s subnormal, f flushed, n normal; a pill only for a nonzero count, its count on hover.
+void health_pills(const ValueHealth& health);
 // A titled separator inside a panel (ImGui 1.86 has no SeparatorText).
 void section_title(const char* title);
 // A link to a node: the node's name as a small button that selects it.

@@ -31,6 +31,37 @@ std::string format_sqnr(double sqnr_db) {
   return format_number(sqnr_db, "%.1f");
 }
 
+void health_pills(const ValueHealth& health) {
+  struct Pill {
+    const char* letter;
+    int64_t count;
+    ImU32 color;  // Okabe-Ito colours, distinct under the common colour-blindnesses; the letter decides anyway
+    const char* meaning;
+  };
+  const Pill pills[] = {
+      {"N", health.nan, IM_COL32(213, 94, 0, 255), "NaN"},
+      {"I", health.inf_or_overflow, IM_COL32(230, 159, 0, 255), "Inf or overflow"},
+      {"s", health.subnormal, IM_COL32(204, 121, 167, 255), "subnormal"},
+      {"f", health.flushed, IM_COL32(86, 180, 233, 255), "flushed to zero"},
+      {"n", health.normal, IM_COL32(150, 150, 150, 255), "normal"},
+  };
+  const float height = ImGui::GetTextLineHeight(), pad = height * 0.3f;
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  bool first = true;
+  for (const Pill& pill : pills) {
+    if (pill.count == 0) continue;
+    if (!first) ImGui::SameLine(0, 2);
+    first = false;
+    const ImVec2 text_size = ImGui::CalcTextSize(pill.letter);
+    const ImVec2 min = ImGui::GetCursorScreenPos(), size(text_size.x + 2 * pad, height);
+    ImGui::Dummy(size);
+    draw->AddRectFilled(min, ImVec2(min.x + size.x, min.y + size.y), pill.color, height / 2);
+    draw->AddText(ImVec2(min.x + pad, min.y), IM_COL32(0, 0, 0, 255), pill.letter);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s: %lld reference values", pill.meaning, static_cast<long long>(pill.count));
+  }
+  if (first) ImGui::TextDisabled("-");
+}
+
 void section_title(const char* title) {
   ImGui::Spacing();
   ImGui::TextDisabled("%s", title);

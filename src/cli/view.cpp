@@ -14,6 +14,7 @@ Action add_view(CLI::App& app) {
   app.add_option("--width", options->width, "window width in pixels")->check(CLI::Range(320, 8192));
   app.add_option("--height", options->height, "window height in pixels")->check(CLI::Range(240, 8192));
   app.add_option("--select", options->selected_node, "node shown in the inspector at start");
+  app.add_option("--filter", options->node_filter, "initial node table filter, e.g. 'overflow>0' or 'MatMul iso.sqnr_db<40'");
   return [options] { return ui::run_dashboard(*options); };
 }
 

@@ -1,0 +1,77 @@
+// Window-free logic behind the dashboard's panels: the node table's filter language, sort order and hit
+// stepping, a node's value-health counts, and where the inspector's histogram places the format's zones.
+// Nothing here touches ImGui, so tests/ui/test_view_model.cpp checks it without a window.
+#pragma once
+#include <optional>
+#include <regex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ui/report_model.h"
+
+namespace mpa::ui {
+
+// The node table's columns, in display order; Time is a filter field only (no column of its own).
+enum class NodeColumn { Index, Name, Op, Verdict, Health, Absmax, Headroom, Overflow, Flushed, Isolated, Propagated, Cosine, Time };
+
+// A column's numeric value for a node against a target: NaN when not measured (Name and Op have none).
+double node_column_value(const ReportModel& model, const std::string& target, int node, NodeColumn column);
+
+// The filter: terms separated by spaces, all of which must hold. A term is either a numeric predicate
+// `FIELD OP NUMBER` (fields: index absmax headroom overflow flush iso.sqnr_db prop.sqnr_db cosine time;
+// ops: > >= < <= == !=) or a case-insensitive regex over name and op type, falling back to a substring
+// when it is no valid regex. A malformed predicate leaves `error` set and the filter matching nothing.
+class NodeFilter {
+ public:
+  static NodeFilter parse(std::string_view text);
+  bool matches(const ReportModel& model, const std::string& target, int node) const;
+  const std::string& error() const { return error_; }
+
+ private:
+  enum class Comparison { Greater, GreaterEqual, Less, LessEqual, Equal, NotEqual };
+  struct Predicate {
+    NodeColumn field;
+    Comparison comparison;
+    double number;
+  };
+  struct TextTerm {
+    std::string lowered;              // for the substring fallback
+    std::optional<std::regex> regex;  // absent when the term is no valid regex
+    bool matches(const std::string& s) const;
+  };
+  std::vector<Predicate> predicates_;
+  std::vector<TextTerm> text_terms_;
+  std::string error_;
+};
+
+struct SortKey {
+  NodeColumn column;
+  bool ascending;
+};
+
+// The nodes that pass the filter, stably sorted by the keys in priority order (ties keep execution order);
+// nodes missing a value (NaN) go after all others whichever the direction.
+std::vector<int> filtered_sorted_rows(const ReportModel& model, const std::string& target, const NodeFilter& filter,
+                                      const std::vector<SortKey>& keys);
+
+// The hit after `current` in `rows`, wrapping to the first; the first when `current` is no hit; -1 when
+// there are none.
+int next_hit(const std::vector<int>& rows, int current);
+
+// How a node's reference output values sit in the target format, summed over its measured outputs.
+struct ValueHealth {
+  int64_t nan = 0;
+  int64_t inf_or_overflow = 0;  // +-Inf already in the reference, or finite but beyond the format's max
+  int64_t subnormal = 0, flushed = 0, normal = 0;
+};
+ValueHealth node_health(const report::NodeStats& node, const std::string& target);
+
+// The format's zones on the log2 |x| axis: below flush_log2 values round to zero, below normal_log2 they are
+// subnormal, above max_log2 they overflow.
+struct FormatZones {
+  double flush_log2, normal_log2, max_log2;
+};
+FormatZones format_zones(Format format);
+
+}  // namespace mpa::ui
