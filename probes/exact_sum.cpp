@@ -131,7 +131,9 @@ std::string ExactSum::to_string() const {
   for (int i = top; i >= bottom; --i)
     for (int nibble = 15; nibble >= 0; --nibble) hex += digits[(magnitude[i] >> (4 * nibble)) & 0xF];
   const size_t first = hex.find_first_not_of('0');
-  return (neg ? "-" : "") + hex.substr(first) + "p" + std::to_string(bottom * 64 + kBaseExponent);
+  std::string text = neg ? "-" : "";
+  text.append(hex, first).append("p").append(std::to_string(bottom * 64 + kBaseExponent));
+  return text;
 }
 
 ExactSum ExactSum::parse(const std::string& text) {

@@ -150,8 +150,10 @@ TEST(GemmMath, Fp16AccumulationModelOnTransposedGemm) {
 // Where the emulation is approximate (docs/numerics.md): cuBLAS sums K in an order of its own (tile order,
 // split-K, tensor-core internals), sgemm in another. Two fp32 orders - OpenBLAS's and a sequential loop
 // split 4 ways as split-K would - differ by a few fp32 ulps, which moves the fp16 output only where the
-// fp32 result lies next to an fp16 rounding boundary, and then by one fp16 ulp. Numbers printed for the doc.
-TEST(GemmMath, SummationOrderMovesTheFp16OutputByAtMostOneUlp) {
+// fp32 result lies next to an fp16 rounding boundary, and then by one fp16 ulp - unless the sum cancels
+// (|result| far below sum |a_k b_k|), where the same fp32 difference spans several fp16 ulps of the small
+// result. Which elements those are depends on the BLAS kernel the CPU selects. Numbers printed for the doc.
+TEST(GemmMath, SummationOrderMovesTheFp16OutputByOneUlpUnlessTheSumCancels) {
   const int64_t M = 64, N = 64, K = 4096, splits = 4;
   const std::vector<float> a = rounded(uniform(size_t(M * K), -1, 1, 14), Format::FP16);
   const std::vector<float> b = rounded(uniform(size_t(K * N), -1, 1, 15), Format::FP16);
@@ -160,7 +162,7 @@ TEST(GemmMath, SummationOrderMovesTheFp16OutputByAtMostOneUlp) {
   // |diff| relative to sum |a_k b_k| (what summation error bounds scale with) and to |result| (which
   // cancellation can make arbitrarily small).
   double worst_vs_magnitude = 0, worst_vs_result = 0;
-  int64_t fp16_differs = 0, worst_ulps = 0;
+  int64_t fp16_differs = 0, worst_ulps = 0, worst_ulps_without_cancellation = 0;
   for (int64_t m = 0; m < M; ++m)
     for (int64_t n = 0; n < N; ++n) {
       float split_sum = 0;
@@ -180,12 +182,16 @@ TEST(GemmMath, SummationOrderMovesTheFp16OutputByAtMostOneUlp) {
       const int ulps = std::abs(int(float_to_half(split_sum)) - int(float_to_half(ref)));
       fp16_differs += ulps != 0;
       worst_ulps = std::max<int64_t>(worst_ulps, ulps);
+      if (std::abs(double(ref)) * 16 >= magnitude)
+        worst_ulps_without_cancellation = std::max<int64_t>(worst_ulps_without_cancellation, ulps);
     }
   std::printf("K=%lld, U(-1,1) fp16 operands, sgemm vs 4-way split sequential fp32 sums: max |diff| = %.3g of "
-              "sum|a*b|, %.3g of |result|; fp16 outputs differ in %lld of %lld elements, by at most %lld ulp\n",
+              "sum|a*b|, %.3g of |result|; fp16 outputs differ in %lld of %lld elements, by at most %lld ulp (%lld where "
+              "|result| >= sum|a*b|/16)\n",
               static_cast<long long>(K), worst_vs_magnitude, worst_vs_result, static_cast<long long>(fp16_differs),
-              static_cast<long long>(M * N), static_cast<long long>(worst_ulps));
+              static_cast<long long>(M * N), static_cast<long long>(worst_ulps),
+              static_cast<long long>(worst_ulps_without_cancellation));
   EXPECT_LT(worst_vs_magnitude, 1e-5);
-  EXPECT_LE(worst_ulps, 1);
+  EXPECT_LE(worst_ulps_without_cancellation, 1);
   EXPECT_LT(fp16_differs, M * N / 10);
 }
