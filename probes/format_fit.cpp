@@ -1,5 +1,7 @@
 #include "probes/format_fit.h"
 
+#include "probes/fast_paths.h"
+
 namespace mpa::probes {
 
 FormatFit FormatFit::of(const Tensor& t, Format f, double scale) {
@@ -9,7 +11,10 @@ FormatFit FormatFit::of(const Tensor& t, Format f, double scale) {
       t.numel(),
       [&](int64_t begin, int64_t end) {
         Chunk c;
-        for_each_value(t, begin, end, [&](double x, int64_t) { c.add(x, bounds); });
+        if (t.dtype() == DType::Float32 && fast::all_finite(t.data<float>() + begin, end - begin))
+          fast::format_fit(t.data<float>() + begin, end - begin, bounds, c);
+        else
+          for_each_value(t, begin, end, [&](double x, int64_t) { c.add(x, bounds); });
         return c;
       },
       [&](const Chunk& c) { fit.absorb(c); });

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <unordered_map>
 
+#include "audit/rounding_commutes.h"
 #include "audit/verdict.h"
 #include "probes/fast_paths.h"
 #include "probes/nvtx_range.h"
@@ -239,6 +240,9 @@ struct Auditor::Impl {
           stats.tensors.push_back(std::move(ts));
         }
       std::vector<double> ref_absmax(ref_out.size(), 0.0);  // scales of scaled FP8 targets
+      // Per target and output: the stored output's divergence, which is the isolated one where rounding
+      // commutes with the op (unscaled targets: a scale is per tensor, so inputs and output differ).
+      std::vector<std::vector<probes::Divergence>> stored_divergence(targets, std::vector<probes::Divergence>(ref_out.size()));
       for (size_t o = 0; o < ref_out.size(); ++o) {
         if (!stats.tensors[o].measured || !ref_out[o].defined()) continue;
         {
@@ -253,8 +257,8 @@ struct Auditor::Impl {
             stored = tensor_in_format(ref_out[o], target_configs[k].storage, scale_for(k, ref_absmax[o]));
           }
           ScopedSeconds probing(time.probes);
-          stats.tensors[o].targets[target_name(k)].stored.merge(
-              probes::Divergence::of(ref_out[o], stored, divergence_params[k], sample));
+          stored_divergence[k][o] = probes::Divergence::of(ref_out[o], stored, divergence_params[k], sample);
+          stats.tensors[o].targets[target_name(k)].stored.merge(stored_divergence[k][o]);
           if (!node.outputs[o].empty()) isolated_inputs[k][node.outputs[o]] = std::move(stored);
         }
       }
@@ -272,7 +276,8 @@ struct Auditor::Impl {
             if (prop_out[o].defined()) round_tensor_to_format(prop_out[o], config.storage, scale_for(k, ref_absmax[o]));
         }
         std::vector<Tensor> iso_out;
-        if (has_float) {
+        const bool isolated_is_stored = has_float && !scaled(k) && rounding_commutes_with(node);
+        if (has_float && !isolated_is_stored) {
           std::vector<const Tensor*> iso_in;
           for (const auto& name : node.inputs) {
             if (name.empty()) {
@@ -311,7 +316,9 @@ struct Auditor::Impl {
           if (prop_out[o].numel() == ref_out[o].numel() && is_float(prop_out[o].dtype()))
             tt.propagated.merge(probes::Divergence::of(ref_out[o], prop_out[o], divergence_params[k], sample,
                                                        &tt.propagated_hist));
-          if (!iso_out.empty() && iso_out[o].numel() == ref_out[o].numel() && is_float(iso_out[o].dtype()))
+          if (isolated_is_stored)
+            tt.isolated.merge(stored_divergence[k][o]);
+          else if (!iso_out.empty() && iso_out[o].numel() == ref_out[o].numel() && is_float(iso_out[o].dtype()))
             tt.isolated.merge(probes::Divergence::of(ref_out[o], iso_out[o], divergence_params[k], sample));
         }
         for (size_t o = 0; o < node.outputs.size(); ++o)

@@ -1,11 +1,21 @@
 // mpaudit: mixed-precision audit for ONNX models. Exit codes: 0 success, 1 a gate failed, 2 error.
+#include <unistd.h>
+
+#include <cstdlib>
 #include <iostream>
 #include <new>
 
+#include "backends/cpu/gemm.h"
 #include "cli/commands.h"
 #include "common/error.h"
 
 int main(int argc, char** argv) {
+  // OpenBLAS reads OPENBLAS_CORETYPE only when it loads: restart once with the CPU's vector kernels when it
+  // fell back to generic ones. execv returns only on failure, and then the generic kernels still work.
+  if (const auto kernels = mpa::cpu::blas_kernels_to_force()) {
+    setenv("OPENBLAS_CORETYPE", kernels->c_str(), 1);
+    execv("/proc/self/exe", argv);
+  }
   CLI::App app{"mpaudit: find the layers of an ONNX model that break in low precision"};
   app.set_version_flag("--version", std::string("mpaudit ") + MPA_VERSION);
   app.require_subcommand(1);

@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <set>
 #include <vector>
 
 #include "backends/cpu/parallel.h"
@@ -218,5 +219,16 @@ MPA_GEMM_BATCHED(int64_t)
 MPA_GEMM_BATCHED(uint32_t)
 MPA_GEMM_BATCHED(uint64_t)
 #undef MPA_GEMM_BATCHED
+
+std::optional<std::string> blas_kernels_to_force() {
+  if (std::getenv("OPENBLAS_CORETYPE")) return std::nullopt;
+  static const std::set<std::string> vector_kernels = {"haswell", "zen", "skylakex", "cooperlake", "sapphirerapids"};
+  if (vector_kernels.count(openblas_get_corename())) return std::nullopt;
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512cd"))
+    return "SkylakeX";
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "Haswell";
+  return std::nullopt;
+}
 
 }  // namespace mpa::cpu

@@ -8,6 +8,8 @@
 // Threading: the BLAS itself is single-threaded; gemm() splits C into blocks over the OpenMP threads.
 #pragma once
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <type_traits>
 
 #include "tensor/formats.h"
@@ -33,6 +35,12 @@ struct GemmMath {
 // rounding granularity; rounding the chunk's partial sum before adding it (two roundings per chunk where
 // the hardware has one) makes the model pessimistic.
 inline constexpr int64_t kHalfAccumulationChunk = 16;
+
+// OpenBLAS picks its kernels once, when it loads, by CPU model number. On CPUs whose model it does not know
+// (virtual machines that mask it, newer parts) it settles for generic SSE3 kernels ("Prescott"), 2-3x
+// slower than the AVX2/AVX-512 ones the CPU can run. Returns the OPENBLAS_CORETYPE to restart with when
+// that happened and the user has not chosen one, judged from the CPU's feature flags; nullopt otherwise.
+std::optional<std::string> blas_kernels_to_force();
 
 void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
           const float* B, int64_t ldb, float beta, float* C, int64_t ldc, const GemmMath& math = {});
