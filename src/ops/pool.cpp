@@ -2,7 +2,9 @@
 // Windows are precomputed once per spatial dimension (which input indices each output reads, and how
 // many positions the padded window covers), so N-d windows are products of per-dim lists; every (N, C)
 // plane is independent and the planes run in parallel.
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "ops/compute_buffer.h"
@@ -150,6 +152,55 @@ void pool_planes(const T* x, T* y, int64_t* indices, int64_t planes, const Windo
   });
 }
 
+// 2-D max pooling of finite float planes without Indices as two 1-D passes, along rows then columns:
+// kh + kw reads per output instead of kh * kw, with inner loops over contiguous outputs (vectorised for
+// stride 1). Max over finite values does not depend on order, so the result is the window loop's; with
+// NaN the window loop's result depends on which tap comes first, so callers check finiteness.
+void separable_max_pool_2d(const float* x, float* y, int64_t planes, const WindowGeometry& g) {
+  const auto dims = build_windows(g);
+  const int64_t H = g.in[0], W = g.in[1], OH = g.out[0], OW = g.out[1];
+  const int64_t sw = g.stride[1], dw = g.dilation[1], dh = g.dilation[0], pad_left = g.pad_begin[1];
+  constexpr float lowest = -std::numeric_limits<float>::infinity();
+  cpu::parallel_for(planes, std::max<int64_t>(1, 4096 / std::max<int64_t>(OH * OW, 1)), [&](int64_t begin, int64_t end) {
+    std::vector<float> rows(static_cast<size_t>(H * OW));
+    for (int64_t plane = begin; plane < end; ++plane) {
+      const float* xp = x + plane * H * W;
+      std::fill(rows.begin(), rows.end(), lowest);
+      for (int64_t kx = 0; kx < g.kernel[1]; ++kx) {
+        // Outputs whose tap kx lands inside the row: 0 <= ow * sw - pad_left + kx * dw < W.
+        const int64_t shift = kx * dw - pad_left;
+        const int64_t ow_lo = shift >= 0 ? 0 : (-shift + sw - 1) / sw;
+        const int64_t ow_hi = std::min(OW, W - 1 - shift < 0 ? int64_t{0} : (W - 1 - shift) / sw + 1);
+        for (int64_t h = 0; h < H; ++h) {
+          const float* in = xp + h * W + shift;
+          float* r = rows.data() + h * OW;
+          for (int64_t ow = ow_lo; ow < ow_hi; ++ow) r[ow] = std::max(r[ow], in[ow * sw]);
+        }
+      }
+      float* yp = y + plane * OH * OW;
+      for (int64_t oh = 0; oh < OH; ++oh) {
+        const DimWindow& w = dims[0][static_cast<size_t>(oh)];
+        float* out = yp + oh * OW;
+        std::fill(out, out + OW, lowest);
+        for (int64_t t = w.lo; t < w.hi; ++t) {
+          const float* r = rows.data() + (w.first + t * dh) * OW;
+          for (int64_t ow = 0; ow < OW; ++ow) out[ow] = std::max(out[ow], r[ow]);
+        }
+      }
+    }
+  });
+}
+
+bool all_finite(const float* x, int64_t n) {
+  uint32_t bad = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, x + i, sizeof bits);
+    bad |= static_cast<uint32_t>((bits & 0x7F800000u) == 0x7F800000u);
+  }
+  return bad == 0;
+}
+
 class PoolOp : public OpKernel {
  public:
   PoolOp(const OpInit& init, PoolKind kind)
@@ -188,6 +239,9 @@ class PoolOp : public OpKernel {
         case PoolKind::Lp: return pool_planes<PoolKind::Lp>(px, py, nullptr, planes, g, false, false, p_);
       }
     };
+    if (kind_ == PoolKind::Max && !indices && g.rank() == 2 && x.dtype() == DType::Float32 &&
+        all_finite(x.data<float>(), x.numel()))
+      return separable_max_pool_2d(x.data<float>(), y.data<float>(), x.dim(0) * x.dim(1), g);
     if (kind_ == PoolKind::Max && x.dtype() == DType::Int8) return run(TypeTag<int8_t>{});
     if (kind_ == PoolKind::Max && x.dtype() == DType::UInt8) return run(TypeTag<uint8_t>{});
     visit_float(x.dtype(), run);
