@@ -15,7 +15,7 @@ template <> SeluF make_functor<SeluF>(const OpInit& init) {
 }
 template <> CeluF make_functor<CeluF>(const OpInit& init) {
   const float alpha = init.get_float("alpha", 1.0f);
-  require(alpha != 0.0f, init.node().label() + ": alpha must not be 0");
+  if (!(alpha != 0.0f)) fail(init.node().label() + ": alpha must not be 0");
   return {alpha};
 }
 template <> ThresholdedReluF make_functor<ThresholdedReluF>(const OpInit& init) { return {init.get_float("alpha", 1.0f)}; }
@@ -27,8 +27,8 @@ template <> ShrinkF make_functor<ShrinkF>(const OpInit& init) {
 }
 template <> GeluF make_functor<GeluF>(const OpInit& init) {
   const std::string approximate = init.get_string("approximate", "none");
-  require(approximate == "none" || approximate == "tanh",
-          init.node().label() + ": approximate must be 'none' or 'tanh', got '" + approximate + "'");
+  if (!(approximate == "none" || approximate == "tanh"))
+    fail(init.node().label() + ": approximate must be 'none' or 'tanh', got '" + approximate + "'");
   return {approximate == "tanh"};
 }
 

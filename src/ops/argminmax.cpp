@@ -28,7 +28,7 @@ template <bool kMax> class ArgOp : public OpKernel {
     Tensor& y = ctx.allocate_output(0, DType::Int64, out_shape);
     const int64_t rows = s.outer * s.inner;
     if (rows == 0) return;
-    require(s.n > 0, who + ": cannot take the arg" + (kMax ? "max" : "min") + " of an empty axis");
+    if (!(s.n > 0)) fail(who + ": cannot take the arg" + (kMax ? "max" : "min") + " of an empty axis");
     int64_t* out = y.data<int64_t>();
     const ArgBetter<kMax> better{select_last_};
     visit_dtype(x.dtype(), [&](auto tag) {

@@ -44,9 +44,10 @@ class ClipOp : public OpKernel {
     else return std::numeric_limits<C>::max();
   }
   template <class T> static compute_t<T> bound(const Node& node, const Tensor& t, const char* name) {
-    require(t.dtype() == dtype_of<T>, node.label() + ": '" + name + "' has element type " + dtype_name(t.dtype()) +
-                                          ", the input has " + dtype_name(dtype_of<T>));
-    require(t.numel() == 1, node.label() + ": '" + name + "' must be a scalar, got shape " + shape_str(t.shape()));
+    if (!(t.dtype() == dtype_of<T>))
+      fail(node.label() + ": '" + name + "' has element type " + dtype_name(t.dtype()) + ", the input has " +
+           dtype_name(dtype_of<T>));
+    if (!(t.numel() == 1)) fail(node.label() + ": '" + name + "' must be a scalar, got shape " + shape_str(t.shape()));
     return load(t.data<T>()[0]);
   }
 

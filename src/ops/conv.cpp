@@ -121,20 +121,23 @@ class ConvOp : public OpKernel {
     const Tensor& x = ctx.input(0);
     const Tensor& w = ctx.input(1);
     const Tensor* b = ctx.optional_input(2);
-    require(x.rank() >= 3, label + ": input X has shape " + shape_str(x.shape()) + ", needs N x C x spatial");
-    require(w.rank() == x.rank(), label + ": weight W has shape " + shape_str(w.shape()) + ", input X " +
-                                      shape_str(x.shape()));
-    require(w.dtype() == x.dtype(), label + ": W is " + dtype_name(w.dtype()) + ", X is " + dtype_name(x.dtype()));
-    require(group_ > 0, label + ": group " + std::to_string(group_) + " must be positive");
+    if (!(x.rank() >= 3)) fail(label + ": input X has shape " + shape_str(x.shape()) + ", needs N x C x spatial");
+    if (!(w.rank() == x.rank()))
+      fail(label + ": weight W has shape " + shape_str(w.shape()) + ", input X " + shape_str(x.shape()));
+    if (!(w.dtype() == x.dtype())) fail(label + ": W is " + dtype_name(w.dtype()) + ", X is " + dtype_name(x.dtype()));
+    if (!(group_ > 0)) fail(label + ": group " + std::to_string(group_) + " must be positive");
     const int64_t batch = x.dim(0), channels = x.dim(1), out_channels = w.dim(0), cg = w.dim(1);
-    require(channels == cg * group_, label + ": input has " + std::to_string(channels) + " channels, W expects " +
-                                         std::to_string(cg) + " x group " + std::to_string(group_));
-    require(out_channels % group_ == 0, label + ": " + std::to_string(out_channels) +
-                                            " output channels not divisible by group " + std::to_string(group_));
+    if (!(channels == cg * group_))
+      fail(label + ": input has " + std::to_string(channels) + " channels, W expects " + std::to_string(cg) +
+           " x group " + std::to_string(group_));
+    if (!(out_channels % group_ == 0))
+      fail(label + ": " + std::to_string(out_channels) + " output channels not divisible by group " +
+           std::to_string(group_));
     if (b) {
-      require(b->rank() == 1 && b->dim(0) == out_channels,
-              label + ": bias B has shape " + shape_str(b->shape()) + ", expected " + std::to_string(out_channels));
-      require(b->dtype() == x.dtype(), label + ": B is " + dtype_name(b->dtype()) + ", X is " + dtype_name(x.dtype()));
+      if (!(b->rank() == 1 && b->dim(0) == out_channels))
+        fail(label + ": bias B has shape " + shape_str(b->shape()) + ", expected " + std::to_string(out_channels));
+      if (!(b->dtype() == x.dtype()))
+        fail(label + ": B is " + dtype_name(b->dtype()) + ", X is " + dtype_name(x.dtype()));
     }
     const Shape in_spatial(x.shape().begin() + 2, x.shape().end());
     const Shape kernel(w.shape().begin() + 2, w.shape().end());

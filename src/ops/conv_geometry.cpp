@@ -19,41 +19,41 @@ std::string list_str(const std::vector<int64_t>& v) {
 void common_checks(const std::string& label, const WindowAttrs& a, WindowGeometry& g, const Shape& in_spatial,
                    const Shape& kernel) {
   const size_t nd = in_spatial.size();
-  require(nd >= 1 && nd <= 8, label + ": " + std::to_string(nd) + " spatial dimensions (1 to 8 supported)");
-  require(kernel.size() == nd, label + ": kernel has " + std::to_string(kernel.size()) +
-                                   " spatial dims, input has " + std::to_string(nd));
+  if (!(nd >= 1 && nd <= 8)) fail(label + ": " + std::to_string(nd) + " spatial dimensions (1 to 8 supported)");
+  if (!(kernel.size() == nd))
+    fail(label + ": kernel has " + std::to_string(kernel.size()) + " spatial dims, input has " + std::to_string(nd));
   if (!a.kernel_shape.empty())
-    require(a.kernel_shape == std::vector<int64_t>(kernel.begin(), kernel.end()),
-            label + ": kernel_shape " + list_str(a.kernel_shape) + " does not match the weight's " +
-                list_str(std::vector<int64_t>(kernel.begin(), kernel.end())));
+    if (!(a.kernel_shape == std::vector<int64_t>(kernel.begin(), kernel.end())))
+      fail(label + ": kernel_shape " + list_str(a.kernel_shape) + " does not match the weight's " +
+           list_str(std::vector<int64_t>(kernel.begin(), kernel.end())));
   g.in.assign(in_spatial.begin(), in_spatial.end());
   g.kernel.assign(kernel.begin(), kernel.end());
   g.stride = a.strides.empty() ? std::vector<int64_t>(nd, 1) : a.strides;
   g.dilation = a.dilations.empty() ? std::vector<int64_t>(nd, 1) : a.dilations;
-  require(g.stride.size() == nd, label + ": strides " + list_str(g.stride) + " for " + std::to_string(nd) +
-                                     " spatial dims");
-  require(g.dilation.size() == nd, label + ": dilations " + list_str(g.dilation) + " for " +
-                                       std::to_string(nd) + " spatial dims");
+  if (!(g.stride.size() == nd))
+    fail(label + ": strides " + list_str(g.stride) + " for " + std::to_string(nd) + " spatial dims");
+  if (!(g.dilation.size() == nd))
+    fail(label + ": dilations " + list_str(g.dilation) + " for " + std::to_string(nd) + " spatial dims");
   for (size_t d = 0; d < nd; ++d) {
-    require(g.kernel[d] > 0, label + ": kernel dimension " + std::to_string(g.kernel[d]) + " must be positive");
-    require(g.stride[d] > 0, label + ": stride " + std::to_string(g.stride[d]) + " must be positive");
-    require(g.dilation[d] > 0, label + ": dilation " + std::to_string(g.dilation[d]) + " must be positive");
+    if (!(g.kernel[d] > 0)) fail(label + ": kernel dimension " + std::to_string(g.kernel[d]) + " must be positive");
+    if (!(g.stride[d] > 0)) fail(label + ": stride " + std::to_string(g.stride[d]) + " must be positive");
+    if (!(g.dilation[d] > 0)) fail(label + ": dilation " + std::to_string(g.dilation[d]) + " must be positive");
   }
   g.pad_begin.assign(nd, 0);
   g.pad_end.assign(nd, 0);
   if (a.auto_pad == "NOTSET" || a.auto_pad.empty()) {
     if (!a.pads.empty()) {
-      require(a.pads.size() == 2 * nd, label + ": pads " + list_str(a.pads) + " needs " + std::to_string(2 * nd) +
-                                           " values");
+      if (!(a.pads.size() == 2 * nd))
+        fail(label + ": pads " + list_str(a.pads) + " needs " + std::to_string(2 * nd) + " values");
       for (size_t d = 0; d < nd; ++d) {
         g.pad_begin[d] = a.pads[d];
         g.pad_end[d] = a.pads[nd + d];
-        require(g.pad_begin[d] >= 0 && g.pad_end[d] >= 0, label + ": negative pads " + list_str(a.pads));
+        if (!(g.pad_begin[d] >= 0 && g.pad_end[d] >= 0)) fail(label + ": negative pads " + list_str(a.pads));
       }
     }
   } else {
-    require(a.auto_pad == "SAME_UPPER" || a.auto_pad == "SAME_LOWER" || a.auto_pad == "VALID",
-            label + ": unknown auto_pad '" + a.auto_pad + "'");
+    if (!(a.auto_pad == "SAME_UPPER" || a.auto_pad == "SAME_LOWER" || a.auto_pad == "VALID"))
+      fail(label + ": unknown auto_pad '" + a.auto_pad + "'");
   }
 }
 
@@ -88,9 +88,9 @@ WindowGeometry window_geometry(const std::string& label, const WindowAttrs& a, c
       continue;
     }
     const int64_t span = in + g.pad_begin[d] + g.pad_end[d] - keff;
-    require(span >= 0, label + ": kernel extent " + std::to_string(keff) + " exceeds padded input " +
-                           std::to_string(in + g.pad_begin[d] + g.pad_end[d]) + " in spatial dim " +
-                           std::to_string(d));
+    if (!(span >= 0))
+      fail(label + ": kernel extent " + std::to_string(keff) + " exceeds padded input " +
+           std::to_string(in + g.pad_begin[d] + g.pad_end[d]) + " in spatial dim " + std::to_string(d));
     if (a.ceil_mode) {
       g.out[d] = (span + s - 1) / s + 1;
       if ((g.out[d] - 1) * s >= in + g.pad_begin[d]) --g.out[d];  // last window must start inside
@@ -107,16 +107,16 @@ WindowGeometry transposed_geometry(const std::string& label, const WindowAttrs& 
   common_checks(label, a, g, in_spatial, kernel);
   const size_t nd = g.rank();
   std::vector<int64_t> out_pad = a.output_padding.empty() ? std::vector<int64_t>(nd, 0) : a.output_padding;
-  require(out_pad.size() == nd, label + ": output_padding " + list_str(out_pad) + " for " + std::to_string(nd) +
-                                    " spatial dims");
+  if (!(out_pad.size() == nd))
+    fail(label + ": output_padding " + list_str(out_pad) + " for " + std::to_string(nd) + " spatial dims");
   std::vector<int64_t> out_shape = a.output_shape;
   if (out_shape.size() == nd + 2) out_shape.erase(out_shape.begin(), out_shape.begin() + 2);
-  require(out_shape.empty() || out_shape.size() == nd,
-          label + ": output_shape " + list_str(a.output_shape) + " for " + std::to_string(nd) + " spatial dims");
+  if (!(out_shape.empty() || out_shape.size() == nd))
+    fail(label + ": output_shape " + list_str(a.output_shape) + " for " + std::to_string(nd) + " spatial dims");
   g.out.assign(nd, 0);
   for (size_t d = 0; d < nd; ++d) {
     const int64_t keff = g.effective_kernel(d), in = g.in[d], s = g.stride[d];
-    require(out_pad[d] >= 0, label + ": negative output_padding " + list_str(out_pad));
+    if (!(out_pad[d] >= 0)) fail(label + ": negative output_padding " + list_str(out_pad));
     const int64_t full = s * (in - 1) + out_pad[d] + keff;  // output size with no padding
     const bool same = a.auto_pad == "SAME_UPPER" || a.auto_pad == "SAME_LOWER";
     if (same) {
@@ -133,8 +133,9 @@ WindowGeometry transposed_geometry(const std::string& label, const WindowAttrs& 
       g.out[d] = !out_shape.empty() ? out_shape[d] : full - g.pad_begin[d] - g.pad_end[d];
       if (!out_shape.empty()) g.pad_end[d] = full - g.pad_begin[d] - g.out[d];
     }
-    require(g.out[d] > 0, label + ": no output left in spatial dim " + std::to_string(d) + " (full size " +
-                              std::to_string(full) + ", pads " + list_str(a.pads) + ")");
+    if (!(g.out[d] > 0))
+      fail(label + ": no output left in spatial dim " + std::to_string(d) + " (full size " + std::to_string(full) +
+           ", pads " + list_str(a.pads) + ")");
   }
   return g;
 }

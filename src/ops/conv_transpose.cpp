@@ -46,20 +46,21 @@ class ConvTransposeOp : public OpKernel {
     const Tensor& x = ctx.input(0);
     const Tensor& w = ctx.input(1);
     const Tensor* b = ctx.optional_input(2);
-    require(x.rank() >= 3, label + ": input X has shape " + shape_str(x.shape()) + ", needs N x C x spatial");
-    require(w.rank() == x.rank(), label + ": weight W has shape " + shape_str(w.shape()) + ", input X " +
-                                      shape_str(x.shape()));
-    require(w.dtype() == x.dtype() && (!b || b->dtype() == x.dtype()), label + ": inputs differ in element type");
-    require(group_ > 0, label + ": group " + std::to_string(group_) + " must be positive");
+    if (!(x.rank() >= 3)) fail(label + ": input X has shape " + shape_str(x.shape()) + ", needs N x C x spatial");
+    if (!(w.rank() == x.rank()))
+      fail(label + ": weight W has shape " + shape_str(w.shape()) + ", input X " + shape_str(x.shape()));
+    if (!(w.dtype() == x.dtype() && (!b || b->dtype() == x.dtype()))) fail(label + ": inputs differ in element type");
+    if (!(group_ > 0)) fail(label + ": group " + std::to_string(group_) + " must be positive");
     const int64_t channels = x.dim(1);
-    require(w.dim(0) == channels, label + ": input has " + std::to_string(channels) + " channels, W has " +
-                                      std::to_string(w.dim(0)));
-    require(channels % group_ == 0, label + ": " + std::to_string(channels) + " input channels not divisible by group " +
-                                        std::to_string(group_));
+    if (!(w.dim(0) == channels))
+      fail(label + ": input has " + std::to_string(channels) + " channels, W has " + std::to_string(w.dim(0)));
+    if (!(channels % group_ == 0))
+      fail(label + ": " + std::to_string(channels) + " input channels not divisible by group " +
+           std::to_string(group_));
     const int64_t out_channels = w.dim(1) * group_;
     if (b)
-      require(b->rank() == 1 && b->dim(0) == out_channels,
-              label + ": bias B has shape " + shape_str(b->shape()) + ", expected " + std::to_string(out_channels));
+      if (!(b->rank() == 1 && b->dim(0) == out_channels))
+        fail(label + ": bias B has shape " + shape_str(b->shape()) + ", expected " + std::to_string(out_channels));
     const Shape in_spatial(x.shape().begin() + 2, x.shape().end());
     const Shape kernel(w.shape().begin() + 2, w.shape().end());
     const WindowGeometry g = transposed_geometry(label, attrs_, in_spatial, kernel);

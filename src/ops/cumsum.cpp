@@ -16,9 +16,9 @@ class CumSumOp : public OpKernel {
     const Tensor& x = ctx.input(0);
     const Tensor& axis_t = ctx.input(1);
     const std::string who = ctx.node().label();
-    require(axis_t.numel() == 1 && (axis_t.dtype() == DType::Int32 || axis_t.dtype() == DType::Int64),
-            who + ": axis must be a scalar int32/int64 tensor");
-    require(x.rank() > 0, who + ": input must have rank >= 1");
+    if (!(axis_t.numel() == 1 && (axis_t.dtype() == DType::Int32 || axis_t.dtype() == DType::Int64)))
+      fail(who + ": axis must be a scalar int32/int64 tensor");
+    if (!(x.rank() > 0)) fail(who + ": input must have rank >= 1");
     const int64_t axis = normalize_axis(axis_t.to_int64_vector()[0], x.rank(), who);
     const AxisSplit s = split_at_axis(x.shape(), axis);
     Tensor& y = ctx.allocate_output(0, x.dtype(), x.shape());

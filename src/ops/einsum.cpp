@@ -101,15 +101,15 @@ class EinsumOp : public OpKernel {
  public:
   explicit EinsumOp(const OpInit& init) {
     for (char ch : init.get_string("equation", "")) if (ch != ' ') equation_ += ch;
-    require(!equation_.empty(), init.node().label() + ": attribute 'equation' is missing or empty");
+    if (!(!equation_.empty())) fail(init.node().label() + ": attribute 'equation' is missing or empty");
   }
 
   void compute(KernelContext& ctx) const override {
     const std::string label = ctx.node().label();
-    require(ctx.num_inputs() >= 1, label + ": Einsum needs at least one input");
+    if (!(ctx.num_inputs() >= 1)) fail(label + ": Einsum needs at least one input");
     const DType dtype = ctx.input(0).dtype();
     for (size_t i = 0; i < ctx.num_inputs(); ++i)
-      require(ctx.input(i).dtype() == dtype, label + ": inputs differ in element type");
+      if (!(ctx.input(i).dtype() == dtype)) fail(label + ": inputs differ in element type");
     auto run = [&](auto tag) {
       using T = typename decltype(tag)::type;
       using Acc = std::conditional_t<std::is_integral_v<T>, std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>,
@@ -138,15 +138,15 @@ class EinsumOp : public OpKernel {
     for (char ch : term) letters += std::isalpha(static_cast<unsigned char>(ch)) ? 1 : 0;
     const size_t ellipsis = term.find("...");
     const int64_t ell_rank = is_output ? width : rank - letters;
-    require(ellipsis != std::string::npos ? ell_rank >= 0 : (is_output || rank == letters),
-            label + ": term '" + term + "' does not match an input of rank " + std::to_string(rank));
+    if (!(ellipsis != std::string::npos ? ell_rank >= 0 : (is_output || rank == letters)))
+      fail(label + ": term '" + term + "' does not match an input of rank " + std::to_string(rank));
     for (size_t i = 0; i < term.size(); ++i) {
       if (term.compare(i, 3, "...") == 0) {
         for (int64_t j = 0; j < ell_rank; ++j) labels.push_back(kEllipsisLabel + static_cast<int>(width - ell_rank + j));
         i += 2;
       } else {
-        require(std::isalpha(static_cast<unsigned char>(term[i])), label + ": bad character '" +
-                                                                       std::string(1, term[i]) + "' in equation");
+        if (!(std::isalpha(static_cast<unsigned char>(term[i]))))
+          fail(label + ": bad character '" + std::string(1, term[i]) + "' in equation");
         labels.push_back(term[i]);
       }
     }
@@ -163,9 +163,9 @@ class EinsumOp : public OpKernel {
       if (comma == std::string::npos) break;
       start = comma + 1;
     }
-    require(terms.size() == ctx.num_inputs(), label + ": equation '" + equation_ + "' has " +
-                                                  std::to_string(terms.size()) + " terms for " +
-                                                  std::to_string(ctx.num_inputs()) + " inputs");
+    if (!(terms.size() == ctx.num_inputs()))
+      fail(label + ": equation '" + equation_ + "' has " + std::to_string(terms.size()) + " terms for " +
+           std::to_string(ctx.num_inputs()) + " inputs");
     int64_t width = 0;  // widest ellipsis
     for (size_t i = 0; i < terms.size(); ++i) {
       int64_t letters = 0;
@@ -187,9 +187,9 @@ class EinsumOp : public OpKernel {
         const int l = ops[i].labels[d];
         const int64_t n = t.dim(static_cast<int>(d));
         auto [it, fresh] = size.emplace(l, n);
-        require(fresh || it->second == n || it->second == 1 || n == 1,
-                label + ": label '" + (l < kEllipsisLabel ? std::string(1, static_cast<char>(l)) : "...") +
-                    "' has sizes " + std::to_string(it->second) + " and " + std::to_string(n));
+        if (!(fresh || it->second == n || it->second == 1 || n == 1))
+          fail(label + ": label '" + (l < kEllipsisLabel ? std::string(1, static_cast<char>(l)) : "...") +
+               "' has sizes " + std::to_string(it->second) + " and " + std::to_string(n));
         if (it->second == 1) it->second = n;
         ++count[l];
       }
@@ -198,7 +198,8 @@ class EinsumOp : public OpKernel {
     if (arrow != std::string::npos) {
       output = parse_term(label, equation_.substr(arrow + 2), width, width, true);
       for (int l : output)
-        require(size.count(l), label + ": output label '" + std::string(1, static_cast<char>(l)) + "' is not in any input");
+        if (!(size.count(l)))
+          fail(label + ": output label '" + std::string(1, static_cast<char>(l)) + "' is not in any input");
     } else {
       for (int64_t j = 0; j < width; ++j) output.push_back(kEllipsisLabel + static_cast<int>(j));
       for (auto [l, c] : count)

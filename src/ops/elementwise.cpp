@@ -21,8 +21,9 @@ Shape LegacyBroadcast::rhs_shape(const Node& node, const Shape& a, const Shape& 
   const int64_t rank = static_cast<int64_t>(a.size());
   const int64_t axis = axis_ < 0 ? axis_ + rank : axis_;
   const int64_t trailing = rank - axis - static_cast<int64_t>(b.size());
-  require(axis >= 0 && trailing >= 0, node.label() + ": legacy broadcast of shape " + shape_str(b) + " onto " +
-                                          shape_str(a) + " at axis " + std::to_string(axis_) + " is out of range");
+  if (!(axis >= 0 && trailing >= 0))
+    fail(node.label() + ": legacy broadcast of shape " + shape_str(b) + " onto " + shape_str(a) + " at axis " +
+         std::to_string(axis_) + " is out of range");
   Shape out = b;
   out.insert(out.end(), static_cast<size_t>(trailing), 1);
   return out;
@@ -35,7 +36,7 @@ void require_nonzero_divisor(const Node& node, const Tensor& divisor) {
       const T* d = divisor.data<T>();
       bool zero = false;
       for (int64_t i = 0, n = divisor.numel(); i < n; ++i) zero |= d[i] == T(0);
-      require(!zero, node.label() + ": integer division by zero");
+      if (!(!zero)) fail(node.label() + ": integer division by zero");
     }
   });
 }

@@ -119,8 +119,9 @@ template <class F, BinaryTraits Tr> class BinaryOp : public OpKernel {
         cpu::map_binary(a.data<A>(), a.shape(), b.data<B>(), b_shape, y.data<Out>(), out_shape, Stored<Out, F>{f_});
       };
       if constexpr (Tr.same_types) {
-        require(b.dtype() == a.dtype(), node.label() + ": inputs have different element types " + dtype_name(a.dtype()) +
-                                            " and " + dtype_name(b.dtype()));
+        if (!(b.dtype() == a.dtype()))
+          fail(node.label() + ": inputs have different element types " + dtype_name(a.dtype()) + " and " +
+               dtype_name(b.dtype()));
         run(a_tag);
       } else {
         visit_types<Tr.rhs_types>(node, b.dtype(), run);

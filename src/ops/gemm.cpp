@@ -25,22 +25,24 @@ class GemmOp : public OpKernel {
     const Tensor& a = ctx.input(0);
     const Tensor& b = ctx.input(1);
     const Tensor* c = ctx.optional_input(2);
-    require(a.rank() == 2 && b.rank() == 2,
-            label + ": A " + shape_str(a.shape()) + " and B " + shape_str(b.shape()) + " must be matrices");
-    require(a.dtype() == b.dtype() && (!c || c->dtype() == a.dtype()), label + ": inputs differ in element type");
+    if (!(a.rank() == 2 && b.rank() == 2))
+      fail(label + ": A " + shape_str(a.shape()) + " and B " + shape_str(b.shape()) + " must be matrices");
+    if (!(a.dtype() == b.dtype() && (!c || c->dtype() == a.dtype()))) fail(label + ": inputs differ in element type");
     const int64_t M = trans_a_ ? a.dim(1) : a.dim(0), K = trans_a_ ? a.dim(0) : a.dim(1);
     const int64_t N = trans_b_ ? b.dim(0) : b.dim(1), Kb = trans_b_ ? b.dim(1) : b.dim(0);
-    require(K == Kb, label + ": inner dimensions differ: op(A) is " + std::to_string(M) + "x" + std::to_string(K) +
-                         ", op(B) is " + std::to_string(Kb) + "x" + std::to_string(N));
+    if (!(K == Kb))
+      fail(label + ": inner dimensions differ: op(A) is " + std::to_string(M) + "x" + std::to_string(K) +
+           ", op(B) is " + std::to_string(Kb) + "x" + std::to_string(N));
     // C's broadcast strides over [M, N].
     int64_t c_row = 0, c_col = 0;
     if (c) {
-      require(c->rank() <= 2, label + ": C has shape " + shape_str(c->shape()) + ", not broadcastable to " +
-                                  std::to_string(M) + "x" + std::to_string(N));
+      if (!(c->rank() <= 2))
+        fail(label + ": C has shape " + shape_str(c->shape()) + ", not broadcastable to " + std::to_string(M) + "x" +
+             std::to_string(N));
       const int64_t cm = c->rank() == 2 ? c->dim(0) : 1, cn = c->rank() >= 1 ? c->dim(c->rank() - 1) : 1;
-      require((cm == 1 || cm == M) && (cn == 1 || cn == N), label + ": C has shape " + shape_str(c->shape()) +
-                                                                ", not broadcastable to " + std::to_string(M) + "x" +
-                                                                std::to_string(N));
+      if (!((cm == 1 || cm == M) && (cn == 1 || cn == N)))
+        fail(label + ": C has shape " + shape_str(c->shape()) + ", not broadcastable to " + std::to_string(M) + "x" +
+             std::to_string(N));
       c_col = cn == 1 ? 0 : 1;
       c_row = cm == 1 ? 0 : cn;
     }

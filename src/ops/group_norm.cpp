@@ -20,16 +20,16 @@ class GroupNormalizationOp : public OpKernel {
   void compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const std::string who = ctx.node().label();
-    require(x.rank() >= 2, who + ": input must have rank >= 2 (N, C, ...), got " + shape_str(x.shape()));
+    if (!(x.rank() >= 2)) fail(who + ": input must have rank >= 2 (N, C, ...), got " + shape_str(x.shape()));
     const int64_t N = x.dim(0), C = x.dim(1), S = x.numel() / std::max<int64_t>(N * C, 1), G = num_groups_;
-    require(G > 0 && C % G == 0, who + ": num_groups " + std::to_string(G) + " must divide the " +
-                                     std::to_string(C) + " channels");
+    if (!(G > 0 && C % G == 0))
+      fail(who + ": num_groups " + std::to_string(G) + " must divide the " + std::to_string(C) + " channels");
     const Tensor& scale_t = ctx.input(1);
     const Tensor& bias_t = ctx.input(2);
     const int64_t params = per_channel_params_ ? C : G;
-    require(scale_t.numel() == params && bias_t.numel() == params,
-            who + ": scale and bias must have " + std::to_string(params) + " elements (" +
-                (per_channel_params_ ? "one per channel" : "one per group") + ")");
+    if (!(scale_t.numel() == params && bias_t.numel() == params))
+      fail(who + ": scale and bias must have " + std::to_string(params) + " elements (" +
+           (per_channel_params_ ? "one per channel" : "one per group") + ")");
     Tensor& y = ctx.allocate_output(0, x.dtype(), x.shape());
     visit_float(x.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;

@@ -15,12 +15,12 @@ class InstanceNormalizationOp : public OpKernel {
   void compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const std::string who = ctx.node().label();
-    require(x.rank() >= 2, who + ": input must have rank >= 2 (N, C, ...), got " + shape_str(x.shape()));
+    if (!(x.rank() >= 2)) fail(who + ": input must have rank >= 2 (N, C, ...), got " + shape_str(x.shape()));
     const int64_t N = x.dim(0), C = x.dim(1), S = x.numel() / std::max<int64_t>(N * C, 1);
     const Tensor& scale_t = ctx.input(1);
     const Tensor& bias_t = ctx.input(2);
-    require(scale_t.numel() == C && bias_t.numel() == C,
-            who + ": scale and B must have C = " + std::to_string(C) + " elements");
+    if (!(scale_t.numel() == C && bias_t.numel() == C))
+      fail(who + ": scale and B must have C = " + std::to_string(C) + " elements");
     Tensor& y = ctx.allocate_output(0, x.dtype(), x.shape());
     visit_float(x.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;

@@ -7,8 +7,8 @@ namespace mpa {
 
 template <> BitShiftF make_functor<BitShiftF>(const OpInit& init) {
   const std::string direction = init.get_string("direction", "");
-  require(direction == "LEFT" || direction == "RIGHT",
-          init.node().label() + ": direction must be 'LEFT' or 'RIGHT', got '" + direction + "'");
+  if (!(direction == "LEFT" || direction == "RIGHT"))
+    fail(init.node().label() + ": direction must be 'LEFT' or 'RIGHT', got '" + direction + "'");
   return {direction == "LEFT"};
 }
 

@@ -43,17 +43,18 @@ class MatMulOp : public OpKernel {
     const std::string label = ctx.node().label();
     const Tensor& a = ctx.input(0);
     const Tensor& b = ctx.input(1);
-    require(a.rank() >= 1 && b.rank() >= 1, label + ": MatMul needs operands of rank >= 1, got " +
-                                                shape_str(a.shape()) + " and " + shape_str(b.shape()));
-    require(a.dtype() == b.dtype(), label + ": A is " + dtype_name(a.dtype()) + ", B is " + dtype_name(b.dtype()));
+    if (!(a.rank() >= 1 && b.rank() >= 1))
+      fail(label + ": MatMul needs operands of rank >= 1, got " + shape_str(a.shape()) + " and " +
+           shape_str(b.shape()));
+    if (!(a.dtype() == b.dtype())) fail(label + ": A is " + dtype_name(a.dtype()) + ", B is " + dtype_name(b.dtype()));
     Shape as = a.shape(), bs = b.shape();
     const bool a_vec = as.size() == 1, b_vec = bs.size() == 1;
     if (a_vec) as.insert(as.begin(), 1);
     if (b_vec) bs.push_back(1);
     const int64_t M = as[as.size() - 2], K = as.back(), N = bs.back();
-    require(bs[bs.size() - 2] == K, label + ": cannot multiply " + shape_str(a.shape()) + " by " +
-                                        shape_str(b.shape()) + " (inner dimensions " + std::to_string(K) + " and " +
-                                        std::to_string(bs[bs.size() - 2]) + ")");
+    if (!(bs[bs.size() - 2] == K))
+      fail(label + ": cannot multiply " + shape_str(a.shape()) + " by " + shape_str(b.shape()) + " (inner dimensions " +
+           std::to_string(K) + " and " + std::to_string(bs[bs.size() - 2]) + ")");
     const Shape a_batch(as.begin(), as.end() - 2), b_batch(bs.begin(), bs.end() - 2);
     const Shape out_batch = broadcast_shapes({a_batch, b_batch});
     Shape out_shape = out_batch;

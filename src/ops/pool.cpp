@@ -212,13 +212,13 @@ class PoolOp : public OpKernel {
       const Attribute* a = init.node().attribute("p");
       p_ = !a ? 2.0 : a->kind == Attribute::Kind::Float ? a->f : static_cast<double>(a->i);
     }
-    require(!attrs_.kernel_shape.empty(), init.node().label() + ": required attribute 'kernel_shape' is missing");
+    if (!(!attrs_.kernel_shape.empty())) fail(init.node().label() + ": required attribute 'kernel_shape' is missing");
   }
 
   void compute(KernelContext& ctx) const override {
     const std::string label = ctx.node().label();
     const Tensor& x = ctx.input(0);
-    require(x.rank() >= 3, label + ": input X has shape " + shape_str(x.shape()) + ", needs N x C x spatial");
+    if (!(x.rank() >= 3)) fail(label + ": input X has shape " + shape_str(x.shape()) + ", needs N x C x spatial");
     const Shape in_spatial(x.shape().begin() + 2, x.shape().end());
     const WindowGeometry g = window_geometry(label, attrs_, in_spatial, attrs_.kernel_shape);
     Shape out_shape{x.dim(0), x.dim(1)};
@@ -271,7 +271,8 @@ class GlobalPoolOp : public OpKernel {
 
   void compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
-    require(x.rank() >= 2, ctx.node().label() + ": input X has shape " + shape_str(x.shape()) + ", needs N x C x ...");
+    if (!(x.rank() >= 2))
+      fail(ctx.node().label() + ": input X has shape " + shape_str(x.shape()) + ", needs N x C x ...");
     Shape out_shape = x.shape();
     std::fill(out_shape.begin() + 2, out_shape.end(), 1);
     Tensor& y = ctx.allocate_output(0, x.dtype(), out_shape);

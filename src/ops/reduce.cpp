@@ -149,7 +149,7 @@ class ReduceOp : public OpKernel {
     if (axes_from_input_) {
       axes.clear();
       if (const Tensor* t = ctx.optional_input(1)) {
-        require(t->dtype() == DType::Int64 || t->dtype() == DType::Int32, who + ": axes must be an int64 tensor");
+        if (!(t->dtype() == DType::Int64 || t->dtype() == DType::Int32)) fail(who + ": axes must be an int64 tensor");
         axes = t->to_int64_vector();
       }
     }

@@ -47,13 +47,13 @@ bool KernelContext::output_requested(size_t i) const {
 }
 
 Tensor& KernelContext::allocate_output(size_t i, DType dtype, Shape shape) {
-  require(i < outputs_.size(), node_.label() + ": output " + std::to_string(i) + " out of range");
+  if (!(i < outputs_.size())) fail(node_.label() + ": output " + std::to_string(i) + " out of range");
   outputs_[i] = Tensor(dtype, std::move(shape));
   return outputs_[i];
 }
 
 void KernelContext::set_output(size_t i, Tensor tensor) {
-  require(i < outputs_.size(), node_.label() + ": output " + std::to_string(i) + " out of range");
+  if (!(i < outputs_.size())) fail(node_.label() + ": output " + std::to_string(i) + " out of range");
   outputs_[i] = std::move(tensor);
 }
 

@@ -184,14 +184,14 @@ class ResizeOp : public OpKernel {
       attr_scales_ = init.get_floats("scales");
       if (attr_scales_.empty() && init.has("height_scale"))
         attr_scales_ = {1.f, 1.f, init.get_float("height_scale", 1.f), init.get_float("width_scale", 1.f)};
-      require(!attr_scales_.empty(), label + ": attribute 'scales' is missing");
+      if (!(!attr_scales_.empty())) fail(label + ": attribute 'scales' is missing");
     }
     const std::string& cm = s_.coordinate_mode;
-    require(cm == "half_pixel" || cm == "half_pixel_symmetric" || cm == "pytorch_half_pixel" || cm == "align_corners" ||
-                cm == "asymmetric" || cm == "tf_crop_and_resize" || cm == "tf_half_pixel_for_nn",
-            label + ": unknown coordinate_transformation_mode '" + cm + "'");
-    require(s_.keep_aspect == "stretch" || s_.keep_aspect == "not_larger" || s_.keep_aspect == "not_smaller",
-            label + ": unknown keep_aspect_ratio_policy '" + s_.keep_aspect + "'");
+    if (!(cm == "half_pixel" || cm == "half_pixel_symmetric" || cm == "pytorch_half_pixel" || cm == "align_corners" ||
+          cm == "asymmetric" || cm == "tf_crop_and_resize" || cm == "tf_half_pixel_for_nn"))
+      fail(label + ": unknown coordinate_transformation_mode '" + cm + "'");
+    if (!(s_.keep_aspect == "stretch" || s_.keep_aspect == "not_larger" || s_.keep_aspect == "not_smaller"))
+      fail(label + ": unknown keep_aspect_ratio_policy '" + s_.keep_aspect + "'");
   }
 
   void compute(KernelContext& ctx) const override {
@@ -214,31 +214,31 @@ class ResizeOp : public OpKernel {
       for (int64_t d = 0; d < rank; ++d) axes.push_back(d);
     std::vector<bool> seen(static_cast<size_t>(rank), false);
     for (int64_t& a : axes) {
-      require(a >= -rank && a < rank, label + ": axis " + std::to_string(a) + " out of range for rank " +
-                                          std::to_string(rank));
+      if (!(a >= -rank && a < rank))
+        fail(label + ": axis " + std::to_string(a) + " out of range for rank " + std::to_string(rank));
       if (a < 0) a += rank;
-      require(!seen[static_cast<size_t>(a)], label + ": axis " + std::to_string(a) + " repeated");
+      if (!(!seen[static_cast<size_t>(a)])) fail(label + ": axis " + std::to_string(a) + " repeated");
       seen[static_cast<size_t>(a)] = true;
     }
     const size_t na = axes.size();
-    require(scales_in.empty() != sizes_in.empty(), label + ": exactly one of scales and sizes must be given");
+    if (!(scales_in.empty() != sizes_in.empty())) fail(label + ": exactly one of scales and sizes must be given");
     std::vector<double> scale(static_cast<size_t>(rank), 1.0), roi_start(scale.size(), 0.0), roi_end(scale.size(), 1.0);
     Shape out_shape = x.shape();
     if (!scales_in.empty()) {
-      require(scales_in.size() == na, label + ": " + std::to_string(scales_in.size()) + " scales for " +
-                                          std::to_string(na) + " axes");
+      if (!(scales_in.size() == na))
+        fail(label + ": " + std::to_string(scales_in.size()) + " scales for " + std::to_string(na) + " axes");
       for (size_t i = 0; i < na; ++i) {
         const auto a = static_cast<size_t>(axes[i]);
-        require(scales_in[i] > 0, label + ": scale " + std::to_string(scales_in[i]) + " must be positive");
+        if (!(scales_in[i] > 0)) fail(label + ": scale " + std::to_string(scales_in[i]) + " must be positive");
         scale[a] = scales_in[i];
         out_shape[a] = static_cast<int64_t>(std::floor(scales_in[i] * static_cast<double>(x.dim(static_cast<int>(a)))));
       }
     } else {
-      require(sizes_in.size() == na, label + ": " + std::to_string(sizes_in.size()) + " sizes for " +
-                                         std::to_string(na) + " axes");
+      if (!(sizes_in.size() == na))
+        fail(label + ": " + std::to_string(sizes_in.size()) + " sizes for " + std::to_string(na) + " axes");
       for (size_t i = 0; i < na; ++i) {
         const auto a = static_cast<size_t>(axes[i]);
-        require(sizes_in[i] >= 0, label + ": negative output size " + std::to_string(sizes_in[i]));
+        if (!(sizes_in[i] >= 0)) fail(label + ": negative output size " + std::to_string(sizes_in[i]));
         scale[a] = sizes_in[i] / static_cast<double>(x.dim(static_cast<int>(a)));
       }
       if (s_.keep_aspect == "stretch") {
@@ -256,8 +256,8 @@ class ResizeOp : public OpKernel {
       }
     }
     if (s_.coordinate_mode == "tf_crop_and_resize") {
-      require(roi.size() == 2 * na || roi.size() == 2 * static_cast<size_t>(rank),
-              label + ": roi has " + std::to_string(roi.size()) + " values, expected " + std::to_string(2 * na));
+      if (!(roi.size() == 2 * na || roi.size() == 2 * static_cast<size_t>(rank)))
+        fail(label + ": roi has " + std::to_string(roi.size()) + " values, expected " + std::to_string(2 * na));
       const bool per_axis = roi.size() == 2 * na;
       for (size_t i = 0; i < (per_axis ? na : static_cast<size_t>(rank)); ++i) {
         const size_t a = per_axis ? static_cast<size_t>(axes[i]) : i;
@@ -278,7 +278,7 @@ class ResizeOp : public OpKernel {
     visit_dtype(x.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       if constexpr (std::is_same_v<T, bool>) {
-        require(s_.mode == Mode::Nearest, label + ": linear/cubic resize of a bool tensor");
+        if (!(s_.mode == Mode::Nearest)) fail(label + ": linear/cubic resize of a bool tensor");
         run<uint8_t, uint8_t>(x, y, out_shape, work, scale, roi_start, roi_end);  // bool is stored as one byte
       } else if (s_.mode == Mode::Nearest) {
         run<T, T>(x, y, out_shape, work, scale, roi_start, roi_end);

@@ -26,14 +26,14 @@ class TopKOp : public OpKernel {
     int64_t k = k_attr_;
     if (k_from_input_) {
       const Tensor& k_t = ctx.input(1);
-      require(k_t.numel() == 1 && (k_t.dtype() == DType::Int64 || k_t.dtype() == DType::Int32),
-              who + ": K must be a 1-element int64 tensor");
+      if (!(k_t.numel() == 1 && (k_t.dtype() == DType::Int64 || k_t.dtype() == DType::Int32)))
+        fail(who + ": K must be a 1-element int64 tensor");
       k = k_t.to_int64_vector()[0];
     }
     const int64_t axis = normalize_axis(axis_, x.rank(), who);
     const AxisSplit s = split_at_axis(x.shape(), axis);
-    require(k >= 0 && k <= s.n, who + ": k = " + std::to_string(k) + " is out of range for an axis of size " +
-                                    std::to_string(s.n));
+    if (!(k >= 0 && k <= s.n))
+      fail(who + ": k = " + std::to_string(k) + " is out of range for an axis of size " + std::to_string(s.n));
     Shape out_shape = x.shape();
     out_shape[static_cast<size_t>(axis)] = k;
     Tensor& values = ctx.allocate_output(0, x.dtype(), out_shape);

@@ -14,12 +14,13 @@ template <class F, TypeSet S, bool kMean = false> class VariadicOp : public OpKe
   void compute(KernelContext& ctx) const override {
     const Node& node = ctx.node();
     const size_t n = ctx.num_inputs();
-    require(n >= 1, node.label() + ": needs at least one input");
+    if (!(n >= 1)) fail(node.label() + ": needs at least one input");
     std::vector<Shape> shapes;
     for (size_t k = 0; k < n; ++k) {
       const Tensor& t = ctx.input(k);
-      require(t.dtype() == ctx.input(0).dtype(), node.label() + ": inputs have different element types " +
-                                                     dtype_name(ctx.input(0).dtype()) + " and " + dtype_name(t.dtype()));
+      if (!(t.dtype() == ctx.input(0).dtype()))
+        fail(node.label() + ": inputs have different element types " + dtype_name(ctx.input(0).dtype()) + " and " +
+             dtype_name(t.dtype()));
       shapes.push_back(t.shape());
     }
     const Shape out_shape = broadcast_output_shape(node, shapes);

@@ -12,9 +12,10 @@ class WhereOp : public OpKernel {
     const Tensor& c = ctx.input(0);
     const Tensor& x = ctx.input(1);
     const Tensor& y = ctx.input(2);
-    require(c.dtype() == DType::Bool, node.label() + ": condition must be bool, got " + dtype_name(c.dtype()));
-    require(x.dtype() == y.dtype(), node.label() + ": X and Y have different element types " + dtype_name(x.dtype()) +
-                                        " and " + dtype_name(y.dtype()));
+    if (!(c.dtype() == DType::Bool)) fail(node.label() + ": condition must be bool, got " + dtype_name(c.dtype()));
+    if (!(x.dtype() == y.dtype()))
+      fail(node.label() + ": X and Y have different element types " + dtype_name(x.dtype()) + " and " +
+           dtype_name(y.dtype()));
     const Shape out_shape = broadcast_output_shape(node, {c.shape(), x.shape(), y.shape()});
     visit_types<TypeSet::All>(node, x.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;

@@ -10,9 +10,9 @@ int64_t shape_numel(const Shape& shape) {
   constexpr int64_t kLimit = int64_t{1} << 62;
   int64_t n = 1;
   for (int64_t d : shape) {
-    require(d >= 0, "negative dimension " + std::to_string(d) + " in shape " + shape_str(shape));
+    if (!(d >= 0)) fail("negative dimension " + std::to_string(d) + " in shape " + shape_str(shape));
     if (d == 0) return 0;
-    require(n <= kLimit / d, "shape " + shape_str(shape) + " has too many elements");
+    if (!(n <= kLimit / d)) fail("shape " + shape_str(shape) + " has too many elements");
     n *= d;
   }
   return n;
@@ -29,7 +29,7 @@ std::string shape_str(const Shape& shape) {
 }
 
 Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)), numel_(shape_numel(shape_)) {
-  require(dtype_size(dtype) > 0, "cannot allocate a tensor of type " + dtype_name(dtype));
+  if (!(dtype_size(dtype) > 0)) fail("cannot allocate a tensor of type " + dtype_name(dtype));
   const size_t bytes = nbytes();
   storage_ = std::shared_ptr<std::byte[]>(new std::byte[bytes > 0 ? bytes : 1]);
 }
@@ -41,8 +41,8 @@ Tensor Tensor::zeros(DType dtype, Shape shape) {
 }
 
 Tensor Tensor::reshaped(Shape shape) const {
-  require(shape_numel(shape) == numel_,
-          "cannot reshape " + shape_str(shape_) + " (" + std::to_string(numel_) + " elements) to " + shape_str(shape));
+  if (!(shape_numel(shape) == numel_))
+    fail("cannot reshape " + shape_str(shape_) + " (" + std::to_string(numel_) + " elements) to " + shape_str(shape));
   Tensor t = *this;
   t.shape_ = std::move(shape);
   return t;
@@ -75,7 +75,7 @@ std::vector<double> Tensor::to_double_vector() const {
 }
 
 void Tensor::check_type(DType requested) const {
-  require(requested == dtype_, "tensor holds " + dtype_name(dtype_) + ", accessed as " + dtype_name(requested));
+  if (!(requested == dtype_)) fail("tensor holds " + dtype_name(dtype_) + ", accessed as " + dtype_name(requested));
 }
 
 }  // namespace mpa

@@ -17,7 +17,7 @@ namespace {
 
 // BLAS dimensions are int; larger matrices are user data we cannot take, not a crash.
 int blas_int(int64_t v) {
-  require(v >= 0 && v <= INT32_MAX, "GEMM dimension " + std::to_string(v) + " exceeds the BLAS limit");
+  if (!(v >= 0 && v <= INT32_MAX)) fail("GEMM dimension " + std::to_string(v) + " exceeds the BLAS limit");
   return static_cast<int>(v);
 }
 
