@@ -3,6 +3,8 @@
 // channel per group) = direct loop parallel over image x channel; otherwise im2col (parallel) + GEMM per
 // group. Bias is written into the output first and the GEMM accumulates onto it (beta = 1), except under the
 // ort-cuda profile in fp16, where it is added after rounding (ort_cuda_add_bias_after_rounding).
+#include <algorithm>
+
 #include "backends/cpu/gemm.h"
 #include "ops/compute_buffer.h"
 #include "ops/conv_geometry.h"
@@ -49,11 +51,54 @@ void im2col(const Acc* x, const WindowGeometry& g, int64_t channels, Acc* col) {
   });
 }
 
+// One 2-D depthwise plane, output row by output row (the row stays in L1 while each of its kh * kw taps
+// adds a shifted input row onto it), tap ranges per column precomputed.
+template <class Acc>
+void depthwise_plane_2d(const Acc* xc, const Acc* wm, Acc bias, Acc* out, const WindowGeometry& g) {
+  const int64_t H = g.in[0], W = g.in[1], OH = g.out[0], OW = g.out[1], KH = g.kernel[0], KW = g.kernel[1];
+  const int64_t sh = g.stride[0], sw = g.stride[1], dh = g.dilation[0], dw = g.dilation[1];
+  int64_t ox_lo[64], ox_hi[64], shift[64];  // per kx: outputs whose tap lands inside the row
+  for (int64_t kx = 0; kx < KW; ++kx) {
+    shift[kx] = kx * dw - g.pad_begin[1];
+    ox_lo[kx] = shift[kx] >= 0 ? 0 : (-shift[kx] + sw - 1) / sw;
+    ox_hi[kx] = std::min(OW, W - 1 - shift[kx] < 0 ? int64_t{0} : (W - 1 - shift[kx]) / sw + 1);
+  }
+  for (int64_t oy = 0; oy < OH; ++oy) {
+    Acc* o = out + oy * OW;
+    std::fill(o, o + OW, bias);
+    for (int64_t ky = 0; ky < KH; ++ky) {
+      const int64_t iy = oy * sh - g.pad_begin[0] + ky * dh;
+      if (iy < 0 || iy >= H) continue;
+      const Acc* row = xc + iy * W;
+      for (int64_t kx = 0; kx < KW; ++kx) {
+        const Acc wk = wm[ky * KW + kx];
+        const Acc* src = row + shift[kx];
+        if (sw == 1) {
+          for (int64_t ox = ox_lo[kx]; ox < ox_hi[kx]; ++ox) o[ox] += wk * src[ox];
+        } else {
+          for (int64_t ox = ox_lo[kx]; ox < ox_hi[kx]; ++ox) o[ox] += wk * src[ox * sw];
+        }
+      }
+    }
+  }
+}
+
 // Depthwise: each output channel reads exactly one input channel.
 template <class Acc>
 void depthwise(const Acc* x, const Acc* w, const Acc* bias, Acc* y, int64_t batch, int64_t in_channels,
                int64_t out_channels, const WindowGeometry& g) {
   const size_t nd = g.rank();
+  if (nd == 2 && g.kernel[1] <= 64) {
+    const int64_t multiplier = out_channels / in_channels, in_size = g.in_size(), out_size = g.out_size();
+    cpu::parallel_for(batch * out_channels, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t plane = begin; plane < end; ++plane) {
+        const int64_t n = plane / out_channels, m = plane % out_channels;
+        depthwise_plane_2d(x + (n * in_channels + m / multiplier) * in_size, w + m * g.kernel_size(),
+                           bias ? bias[m] : Acc(0), y + plane * out_size, g);
+      }
+    });
+    return;
+  }
   const int64_t ksize = g.kernel_size(), in_size = g.in_size(), out_size = g.out_size();
   const int64_t multiplier = out_channels / in_channels;
   cpu::parallel_for(batch * out_channels, 1, [&](int64_t begin, int64_t end) {
@@ -175,7 +220,9 @@ class ConvOp : public OpKernel {
         if (bias_after_rounding) ort_cuda_add_bias_after_rounding(y, given_bias, batch, out_channels, out_size);
       out.finish();
     };
-    if (cg == 1 && group_ == channels) {
+    // A single input channel with several filters (group 1) is an ordinary convolution: the GEMM path is
+    // faster there and applies the GEMM math (TF32, fp16 accumulation) as a GPU would.
+    if (cg == 1 && group_ == channels && group_ > 1) {
       depthwise(x, w, bias, y, batch, channels, out_channels, g);
       return finish();
     }
