@@ -13,12 +13,13 @@ namespace mpa {
 
 namespace {
 
-// col[r, p] for r = (c, kernel index), p = output position: the input element the window reads, or 0 in
-// the padding. x is one image's group slice [Cg, in...].
+// col[r, p] for r = (c, kernel index), p = output position in the band of output rows [row_begin,
+// row_end) (rows: the output's positions with the last spatial dim fixed): the input element the window
+// reads, or 0 in the padding. x is one image's group slice [Cg, in...].
 template <class Acc>
-void im2col(const Acc* x, const WindowGeometry& g, int64_t channels, Acc* col) {
+void im2col(const Acc* x, const WindowGeometry& g, int64_t channels, Acc* col, int64_t row_begin, int64_t row_end) {
   const size_t nd = g.rank();
-  const int64_t ksize = g.kernel_size(), in_size = g.in_size(), out_size = g.out_size();
+  const int64_t ksize = g.kernel_size(), in_size = g.in_size(), out_size = (row_end - row_begin) * g.out[nd - 1];
   cpu::parallel_for(channels * ksize, std::max<int64_t>(1, 4096 / std::max<int64_t>(out_size, 1)),
                     [&](int64_t begin, int64_t end) {
     int64_t offset[8];
@@ -46,10 +47,15 @@ void im2col(const Acc* x, const WindowGeometry& g, int64_t channels, Acc* col) {
           for (int64_t p = lo; p < hi; ++p) out[p] = src[p * s];
         }
         std::fill(out + hi, out + n, Acc(0));
-      });
+      }, row_begin, row_end);
     }
   });
 }
+
+// im2col works in bands of output rows holding at most this many bytes, so the column matrix of a large
+// feature map (64 channels x 3x3 x 224x224 would take 115 MB) stays near L2 size: less memory, and 1.5x
+// faster on super-resolution-10 than unbanded (1 to 4 MB measured alike).
+inline constexpr int64_t kIm2colBandBytes = int64_t{2} << 20;
 
 // One 2-D depthwise plane, output row by output row (the row stays in L1 while each of its kh * kw taps
 // adds a shifted input row onto it), tap ranges per column precomputed.
@@ -229,15 +235,21 @@ class ConvOp : public OpKernel {
     bool pointwise = true;
     for (size_t d = 0; d < g.rank(); ++d)
       pointwise = pointwise && g.kernel[d] == 1 && g.stride[d] == 1 && g.pad_begin[d] == 0 && g.pad_end[d] == 0;
-    Acc* col = pointwise ? nullptr : scratch<Acc>(0, static_cast<size_t>(kdim * out_size));
+    const int64_t row_len = g.out[g.rank() - 1], rows = out_size / row_len;
+    const int64_t band_rows =
+        pointwise ? rows : std::clamp<int64_t>(kIm2colBandBytes / int64_t(sizeof(Acc)) / (kdim * row_len), 1, rows);
+    Acc* col = pointwise ? nullptr : scratch<Acc>(0, static_cast<size_t>(kdim * band_rows * row_len));
     for (int64_t n = 0; n < batch; ++n) {
       Acc* yn = y + n * out_channels * out_size;
       if (bias) fill_bias_rows(yn, bias, out_channels, out_size);
       for (int64_t gi = 0; gi < group_; ++gi) {
         const Acc* xg = x + (n * channels + gi * cg) * in_size;
-        if (!pointwise) im2col(xg, g, cg, col);
-        cpu::gemm(false, false, mg, out_size, kdim, Acc(1), w + gi * mg * kdim, kdim, pointwise ? xg : col, out_size,
-                  bias ? Acc(1) : Acc(0), yn + gi * mg * out_size, out_size, math);
+        for (int64_t row = 0; row < rows; row += band_rows) {
+          const int64_t band = std::min(band_rows, rows - row) * row_len, first = row * row_len;
+          if (!pointwise) im2col(xg, g, cg, col, row, row + band / row_len);
+          cpu::gemm(false, false, mg, band, kdim, Acc(1), w + gi * mg * kdim, kdim, pointwise ? xg : col,
+                    pointwise ? out_size : band, bias ? Acc(1) : Acc(0), yn + gi * mg * out_size + first, out_size, math);
+        }
       }
     }
     finish();

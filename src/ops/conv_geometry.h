@@ -49,9 +49,11 @@ WindowGeometry transposed_geometry(const std::string& label, const WindowAttrs& 
 // where from_row is the flat index of the row's first element, to_row the flat index of the row start
 // in `to` (-1 when the fixed dims fall outside `to`), and p_last in [lo, hi) are the positions whose
 // target to_row + p_last * stride_last + inner_offset lies inside `to`.
+// Rows [row_begin, row_end) of `from` only (row_end < 0: to the last), with from_row counted from
+// row_begin: a band of output rows, for im2col in bands.
 template <class F>
 void for_each_window_row(size_t nd, const int64_t* from, const int64_t* to, const int64_t* stride,
-                         const int64_t* offset, F&& f) {
+                         const int64_t* offset, F&& f, int64_t row_begin = 0, int64_t row_end = -1) {
   const size_t last = nd - 1;
   const int64_t s = stride[last], off = offset[last], n_from = from[last], n_to = to[last];
   // Valid p: 0 <= p*s + off < n_to.
@@ -61,8 +63,13 @@ void for_each_window_row(size_t nd, const int64_t* from, const int64_t* to, cons
   lo = std::min(lo, hi);
   int64_t rows = 1;
   for (size_t d = 0; d < last; ++d) rows *= from[d];
+  if (row_end < 0) row_end = rows;
   int64_t idx[8] = {0};  // odometer over the fixed dims (Conv supports up to 8 spatial dims)
-  for (int64_t r = 0; r < rows; ++r) {
+  for (int64_t d = static_cast<int64_t>(last) - 1, rest = row_begin; d >= 0; --d) {
+    idx[d] = rest % from[d];
+    rest /= from[d];
+  }
+  for (int64_t r = row_begin; r < row_end; ++r) {
     int64_t to_row = 0;
     bool inside = true;
     for (size_t d = 0; d < last; ++d) {
@@ -70,7 +77,7 @@ void for_each_window_row(size_t nd, const int64_t* from, const int64_t* to, cons
       inside = inside && q >= 0 && q < to[d];
       to_row = to_row * to[d] + q;
     }
-    f(r * n_from, inside ? to_row * n_to : int64_t{-1}, lo, hi, off);
+    f((r - row_begin) * n_from, inside ? to_row * n_to : int64_t{-1}, lo, hi, off);
     for (size_t d = last; d-- > 0;) {
       if (++idx[d] < from[d]) break;
       idx[d] = 0;
