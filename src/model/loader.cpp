@@ -18,7 +18,10 @@ namespace fs = std::filesystem;
 
 // [SECTION] Files
 
-std::string read_file_bytes(const fs::path& path, uint64_t max_bytes) {
+namespace {
+
+// The size of a regular file within the limit, or a one-line error.
+uintmax_t checked_file_size(const fs::path& path, uint64_t max_bytes) {
   std::error_code ec;
   const fs::file_status status = fs::status(path, ec);
   if (ec || !fs::exists(status)) fail(path.string() + ": no such file");
@@ -26,6 +29,13 @@ std::string read_file_bytes(const fs::path& path, uint64_t max_bytes) {
   const uintmax_t size = fs::file_size(path, ec);
   if (ec) fail(path.string() + ": cannot read size: " + ec.message());
   if (size > max_bytes) fail(path.string() + ": file of " + std::to_string(size) + " bytes exceeds the limit");
+  return size;
+}
+
+}  // namespace
+
+std::string read_file_bytes(const fs::path& path, uint64_t max_bytes) {
+  const uintmax_t size = checked_file_size(path, max_bytes);
   std::ifstream in(path, std::ios::binary);
   if (!in) fail(path.string() + ": cannot open for reading");
   std::string bytes(static_cast<size_t>(size), '\0');
@@ -354,11 +364,10 @@ struct GraphLoader {
 
 }  // namespace
 
-Model load_model_from_bytes(const std::string& bytes, const fs::path& base_dir, const std::string& display_name,
-                            const LoadLimits& limits) {
-  require(!bytes.empty(), display_name + ": empty file, not an ONNX model");
-  onnx::ModelProto proto;
-  require(proto.ParseFromString(bytes), display_name + ": not an ONNX model (protobuf parsing failed)");
+namespace {
+
+Model model_from_proto(const onnx::ModelProto& proto, const fs::path& base_dir, const std::string& display_name,
+                       const LoadLimits& limits) {
   require(proto.has_graph(), display_name + ": not an ONNX model (no graph)");
   require(proto.ir_version() > 0, display_name + ": not an ONNX model (no IR version)");
   Model model;
@@ -378,9 +387,26 @@ Model load_model_from_bytes(const std::string& bytes, const fs::path& base_dir, 
   return model;
 }
 
+}  // namespace
+
+Model load_model_from_bytes(const std::string& bytes, const fs::path& base_dir, const std::string& display_name,
+                            const LoadLimits& limits) {
+  require(!bytes.empty(), display_name + ": empty file, not an ONNX model");
+  onnx::ModelProto proto;
+  require(proto.ParseFromString(bytes), display_name + ": not an ONNX model (protobuf parsing failed)");
+  return model_from_proto(proto, base_dir, display_name, limits);
+}
+
+// Parsed straight from the file: a copy of the whole file beside the parsed message would raise the
+// peak memory of loading a large model by the model's size.
 Model load_model(const fs::path& path, const LoadLimits& limits) {
-  const std::string bytes = read_file_bytes(path, limits.max_file_bytes);
-  return load_model_from_bytes(bytes, path.parent_path(), path.string(), limits);
+  const std::string display_name = path.string();
+  if (checked_file_size(path, limits.max_file_bytes) == 0) fail(display_name + ": empty file, not an ONNX model");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail(display_name + ": cannot open for reading");
+  onnx::ModelProto proto;
+  require(proto.ParseFromIstream(&in), display_name + ": not an ONNX model (protobuf parsing failed)");
+  return model_from_proto(proto, path.parent_path(), display_name, limits);
 }
 
 }  // namespace mpa
