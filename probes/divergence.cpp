@@ -48,11 +48,13 @@ Divergence Divergence::of(const Tensor& ref, const Tensor& tgt, const Params& pa
         [&](int64_t begin, int64_t end) {
           Chunk c;
           if constexpr (std::is_same_v<T, float>) {
-            const float* r = ref.dtype() == DType::Float32 ? ref.data<float>() + begin : nullptr;
-            if (r && fast::all_finite(r, end - begin) && fast::all_finite(t + begin, end - begin)) {
-              fast::divergence(r, t + begin, end - begin, params, c);
-              if (target_hist) fast::histogram(t + begin, end - begin, c.target_hist);
-              return c;
+            if (ref.dtype() == DType::Float32) {
+              fast::divergence(ref.data<float>() + begin, t + begin, end - begin, params, c);
+              if (std::isfinite(c.sum_ref_sq + c.sum_tgt_sq)) {
+                if (target_hist) fast::histogram(t + begin, end - begin, c.target_hist);
+                return c;
+              }
+              c = Chunk{};  // NaN/Inf in the chunk: the general code below
             }
           }
           for_each_value(ref, begin, end, [&](double r, int64_t i) {

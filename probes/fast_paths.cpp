@@ -84,6 +84,20 @@ MPA_VECTOR_REDUCTION void range(const float* x, int64_t n, RangeProbe::Chunk& c)
   c.sum_sq += sum_sq;
 }
 
+MPA_VECTOR_LOOP int64_t count_magnitudes_within(const float* x, int64_t n, double lo, double hi) {
+  // Float bounds that classify every float as the double bounds do: the smallest float >= lo, the
+  // largest float <= hi.
+  float flo = static_cast<float>(lo), fhi = static_cast<float>(hi);
+  if (static_cast<double>(flo) < lo) flo = std::nextafter(flo, INFINITY);
+  if (static_cast<double>(fhi) > hi) fhi = std::nextafter(fhi, -INFINITY);
+  int32_t count = 0;  // a chunk holds fewer than 2^31 values
+  for (int64_t i = 0; i < n; ++i) {
+    const float a = __builtin_bit_cast(float, __builtin_bit_cast(uint32_t, x[i]) & 0x7FFFFFFFu);
+    count += (a > 0.f) & (a >= flo) & (a <= fhi);
+  }
+  return count;
+}
+
 MPA_VECTOR_LOOP void format_fit(const float* x, int64_t n, const FormatFit::Bounds& b, FormatFit::Chunk& c) {
   // float bounds and 32-bit counters (a chunk holds fewer than 2^31 values) keep the loop in vector lanes;
   // bounds that are not floats round to the float that classifies every float the same way.

@@ -1,6 +1,8 @@
 // Vectorisable per-chunk kernels for the common case: float32 tensors whose chunk holds only finite
 // values. The probes run them instead of their per-element `add` when a chunk qualifies (one integer
-// pass checks it), and fall back to the general code for NaN/Inf and other element types. Results are
+// pass checks it, or the kernel's own sums of squares do: squares of floats cannot overflow a double, so
+// those sums are finite exactly when every value is), and fall back to the general code for NaN/Inf and
+// other element types. Results are
 // deterministic (fixed chunks, fixed code) but sums may associate differently from the general path, which
 // the associative-math attribute allows so the compiler can vectorise the reductions.
 #pragma once
@@ -16,14 +18,18 @@ namespace mpa::probes::fast {
 // True when no element of x[0, n) is NaN or Inf.
 bool all_finite(const float* x, int64_t n);
 
-// Divergence of t from r (both finite), accumulated into c.
+// Divergence of t from r, accumulated into c; meaningful only when c.sum_ref_sq + c.sum_tgt_sq comes out
+// finite (both inputs finite), which the caller checks.
 void divergence(const float* r, const float* t, int64_t n, const Divergence::Params& p, Divergence::Chunk& c);
 
-// Range statistics of finite x into c.
+// Range statistics of x into c; meaningful only when c.sum_sq comes out finite, which the caller checks.
 void range(const float* x, int64_t n, RangeProbe::Chunk& c);
 
 // Format-fit counts of finite x into c.
 void format_fit(const float* x, int64_t n, const FormatFit::Bounds& b, FormatFit::Chunk& c);
+
+// Finite x with 0 < |x|, lo <= |x| <= hi (FormatFit's significant flushes).
+int64_t count_magnitudes_within(const float* x, int64_t n, double lo, double hi);
 
 // Exponent histogram of finite x into h (bins from the float's exponent bits).
 void histogram(const float* x, int64_t n, ExpHistogram::Chunk& h);

@@ -35,6 +35,8 @@ int64_t FormatFit::count_significant_flushes(const Tensor& t, Format f, double a
   chunked<int64_t>(
       t.numel(),
       [&](int64_t begin, int64_t end) {
+        if (t.dtype() == DType::Float32 && fast::all_finite(t.data<float>() + begin, end - begin))
+          return fast::count_magnitudes_within(t.data<float>() + begin, end - begin, relevant, bounds.flush_limit);
         int64_t c = 0;
         for_each_value(t, begin, end, [&](double x, int64_t) {
           const double a = std::fabs(x);

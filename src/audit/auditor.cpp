@@ -156,12 +156,13 @@ struct Auditor::Impl {
           c.fits.resize(bounds.size());
           if (ref.dtype() == DType::Float32) {
             const float* x = ref.data<float>() + begin;
-            if (probes::fast::all_finite(x, end - begin)) {
-              probes::fast::range(x, end - begin, c.range);
+            probes::fast::range(x, end - begin, c.range);
+            if (std::isfinite(c.range.sum_sq)) {  // every value finite (probes/fast_paths.h)
               probes::fast::histogram(x, end - begin, c.hist);
               for (size_t k = 0; k < bounds.size(); ++k) probes::fast::format_fit(x, end - begin, bounds[k], c.fits[k]);
               return c;
             }
+            c.range = {};
           }
           probes::for_each_value(ref, begin, end, [&](double x, int64_t) {
             c.range.add(x);
