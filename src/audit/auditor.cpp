@@ -213,7 +213,11 @@ struct Auditor::Impl {
       // Wall time only when asked for: it is the one figure that differs between runs, and without
       // --timing the report must be byte-identical for the same model, inputs and seed.
       const auto start = std::chrono::steady_clock::now();
-      std::vector<Tensor> ref_out = session.run_node(i, reference.inputs_of(node), reference_config);
+      // Control-flow nodes read outer values by name inside their subgraphs: each stream serves its own.
+      const bool reads_scope = !node.implicit_inputs.empty();
+      const ScopeLookup reference_scope = [&](const std::string& name) { return reference.find(name); };
+      std::vector<Tensor> ref_out = session.run_node(i, reference.inputs_of(node), reference_config,
+                                                     reads_scope ? &reference_scope : nullptr);
       if (options.timing)
         stats.time_ms_total += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
       if (options.reference == Format::FP64)
@@ -269,7 +273,8 @@ struct Auditor::Impl {
         std::vector<Tensor> prop_out;
         {
           ScopedSeconds executing(time.execute);
-          prop_out = session.run_node(i, propagated[k].inputs_of(node), config);
+          const ScopeLookup propagated_scope = [&](const std::string& name) { return propagated[k].find(name); };
+          prop_out = session.run_node(i, propagated[k].inputs_of(node), config, reads_scope ? &propagated_scope : nullptr);
         }
         {
           ScopedSeconds converting(time.convert);
@@ -279,30 +284,22 @@ struct Auditor::Impl {
         std::vector<Tensor> iso_out;
         const bool isolated_is_stored = has_float && !scaled(k) && rounding_commutes_with(node);
         if (has_float && !isolated_is_stored) {
-          std::vector<const Tensor*> iso_in;
-          for (const auto& name : node.inputs) {
-            if (name.empty()) {
-              iso_in.push_back(nullptr);
-              continue;
-            }
+          // A reference value stored in the target format: cached until its last reader.
+          const ScopeLookup isolated_value = [&](const std::string& name) -> const Tensor* {
             auto cached = isolated_inputs[k].find(name);
-            if (cached == isolated_inputs[k].end()) {
-              auto init = target_initializers[k].find(name);
-              if (!reference.values.count(name) && init != target_initializers[k].end()) {
-                iso_in.push_back(&init->second);
-                continue;
-              }
-              ScopedSeconds converting(time.convert);
-              const Tensor& value = *reference.find(name);
-              cached = isolated_inputs[k]
-                           .emplace(name, tensor_in_format(value, config.storage, scale_of(k, value)))
-                           .first;
-            }
-            iso_in.push_back(&cached->second);
-          }
+            if (cached != isolated_inputs[k].end()) return &cached->second;
+            auto init = target_initializers[k].find(name);
+            if (!reference.values.count(name) && init != target_initializers[k].end()) return &init->second;
+            const Tensor* value = reference.find(name);
+            if (!value) return nullptr;
+            ScopedSeconds converting(time.convert);
+            return &isolated_inputs[k].emplace(name, tensor_in_format(*value, config.storage, scale_of(k, *value))).first->second;
+          };
+          std::vector<const Tensor*> iso_in;
+          for (const auto& name : node.inputs) iso_in.push_back(name.empty() ? nullptr : isolated_value(name));
           {
             ScopedSeconds executing(time.execute);
-            iso_out = session.run_node(i, std::move(iso_in), config);
+            iso_out = session.run_node(i, std::move(iso_in), config, reads_scope ? &isolated_value : nullptr);
           }
           ScopedSeconds converting(time.convert);
           for (size_t o = 0; o < iso_out.size(); ++o)

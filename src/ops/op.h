@@ -77,6 +77,10 @@ inline bool ort_cuda_fp16_rules(const ExecConfig& config, DType dtype) {
   return config.profile == RuntimeProfile::OrtCuda && value_format(config, dtype) == Format::FP16;
 }
 
+// Values visible at a node by name (its graph's values and initializers, then the enclosing scopes'),
+// for control-flow ops whose subgraphs read outer values (Node::implicit_inputs). nullptr when unknown.
+using ScopeLookup = std::function<const Tensor*(const std::string&)>;
+
 // What compute() sees: inputs (nullptr for omitted optional inputs), outputs to fill.
 class KernelContext {
  public:
@@ -96,12 +100,16 @@ class KernelContext {
   // Sets output i to an existing tensor (aliases share storage, e.g. Reshape, Identity).
   void set_output(size_t i, Tensor tensor);
   std::vector<Tensor>& outputs() { return outputs_; }
+  // The values the node's scope sees (set by the executor for nodes with subgraphs), or nullptr.
+  const ScopeLookup* scope() const { return scope_; }
+  void set_scope(const ScopeLookup* scope) { scope_ = scope; }
 
  private:
   const Node& node_;
   std::vector<const Tensor*> inputs_;
   std::vector<Tensor> outputs_;
   const ExecConfig& config_;
+  const ScopeLookup* scope_ = nullptr;
 };
 
 class OpKernel {

@@ -151,9 +151,11 @@ void Session::check_feeds(const TensorMap& feeds) const {
             "'" + name + "' is not an input of the model");
 }
 
-std::vector<Tensor> Session::run_node(size_t index, std::vector<const Tensor*> inputs, const ExecConfig& config) const {
+std::vector<Tensor> Session::run_node(size_t index, std::vector<const Tensor*> inputs, const ExecConfig& config,
+                                      const ScopeLookup* scope) const {
   const Node& node = graph_->nodes[index];
   KernelContext ctx(node, std::move(inputs), node.outputs.size(), config);
+  ctx.set_scope(scope);
   try {
     kernels_[index]->compute(ctx);
   } catch (const UnsupportedType& e) {
@@ -169,7 +171,7 @@ std::vector<Tensor> Session::run_node(size_t index, std::vector<const Tensor*> i
   return std::move(ctx.outputs());
 }
 
-TensorMap Session::run(const TensorMap& feeds, const NodeHook& hook, RunStats* stats) const {
+TensorMap Session::run(const TensorMap& feeds, const NodeHook& hook, RunStats* stats, const ScopeLookup* outer) const {
   check_feeds(feeds);
   cpu::set_num_threads(options_.threads);
   // Values live in their producer's storage format (feeds and initializers in their own); a node whose
@@ -181,7 +183,7 @@ TensorMap Session::run(const TensorMap& feeds, const NodeHook& hook, RunStats* s
     auto it = values.find(name);
     if (it == values.end()) {
       auto init = graph_->initializers.find(name);
-      if (init == graph_->initializers.end()) return nullptr;
+      if (init == graph_->initializers.end()) return outer ? (*outer)(name) : nullptr;
       return storage == Format::FP32 ? &init->second : &initializers_by_format_.at(storage).at(name);
     }
     auto produced_in = value_format.find(name);
@@ -203,7 +205,13 @@ TensorMap Session::run(const TensorMap& feeds, const NodeHook& hook, RunStats* s
       if (!name.empty() && !t) fail(node.label() + ": input '" + name + "' has no value");
       inputs.push_back(t);
     }
-    std::vector<Tensor> results = run_node(i, std::move(inputs), config);
+    std::vector<Tensor> results;
+    if (node.implicit_inputs.empty()) {
+      results = run_node(i, std::move(inputs), config);
+    } else {
+      const ScopeLookup scope = [&](const std::string& name) { return lookup(name, config.storage); };
+      results = run_node(i, std::move(inputs), config, &scope);
+    }
     if (config.storage != Format::FP32) store_in(results, config.storage);
     std::vector<const Tensor*> produced(node.outputs.size(), nullptr);
     for (size_t k = 0; k < node.outputs.size(); ++k)

@@ -15,7 +15,7 @@ std::shared_ptr<const Graph> chain(int depth) {
   b.input("x", onnx::TensorProto::FLOAT, {-1, 1024});
   std::string prev = "x";
   for (int i = 0; i < depth; ++i) {
-    const std::string out = "v" + std::to_string(i);
+    const std::string out = std::string("v").append(std::to_string(i));
     b.node(i % 2 ? "Relu" : "Neg", {prev}, {out});
     prev = out;
   }
@@ -35,7 +35,7 @@ TEST(Session, HookSeesEveryNodeInOrderWithItsOutputs) {
     ASSERT_EQ(outputs.size(), 1u);
     ASSERT_NE(outputs[0], nullptr);
     EXPECT_EQ(outputs[0]->shape(), (Shape{2, 1024}));
-    EXPECT_EQ(node.outputs[0], "v" + std::to_string(index));
+    EXPECT_EQ(node.outputs[0], std::string("v").append(std::to_string(index)));
   });
   EXPECT_EQ(seen, (std::vector<size_t>{0, 1, 2, 3, 4, 5}));
 }

@@ -1,0 +1,91 @@
+#include "ops/subgraph.h"
+
+#include <cstring>
+
+#include "runtime/session.h"
+
+namespace mpa {
+
+SubgraphRunner::SubgraphRunner(const OpInit& init, const std::string& attribute) : owner_(init.node().label()) {
+  const Attribute& a = init.require(attribute);
+  if (a.kind != Attribute::Kind::Graph || !a.g) fail(owner_ + ": attribute '" + attribute + "' is not a graph");
+  graph_ = a.g;
+}
+
+SubgraphRunner::~SubgraphRunner() = default;
+
+std::vector<Tensor> SubgraphRunner::run(const std::vector<Tensor>& inputs, const KernelContext& ctx) const {
+  const ExecConfig& config = ctx.config();
+  if (inputs.size() != graph_->inputs.size())
+    fail(owner_ + ": its subgraph declares " + std::to_string(graph_->inputs.size()) + " inputs, " +
+         std::to_string(inputs.size()) + " given");
+  SessionOptions options;
+  options.threads = config.threads;
+  options.precision = config.storage == Format::FP32 && config.tf32_gemm_inputs ? Format::TF32 : config.storage;
+  options.accumulation = config.accumulation;
+  options.profile = config.profile;
+  const Session* session = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto& slot = sessions_[{options.precision, options.accumulation, options.profile, options.threads}];
+    if (!slot) slot = std::make_unique<Session>(graph_, options);
+    session = slot.get();
+  }
+  TensorMap feeds;
+  for (size_t i = 0; i < inputs.size(); ++i) feeds[graph_->inputs[i].name] = inputs[i];
+  const TensorMap outputs = session->run(feeds, {}, nullptr, ctx.scope());
+  std::vector<Tensor> ordered;
+  for (const ValueInfo& out : graph_->outputs) ordered.push_back(outputs.at(out.name));
+  return ordered;
+}
+
+Tensor scalar_like(const ValueInfo& declared, DType dtype) {
+  return Tensor(dtype, declared.has_shape && declared.dims.size() == 1 ? Shape{1} : Shape{});
+}
+
+bool condition_value(const Tensor& t, const std::string& what) {
+  if (t.numel() < 1) fail(what + " is empty");
+  bool value = false;
+  visit_dtype(t.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_arithmetic_v<T>) value = t.data<T>()[0] != T(0);
+    else fail(what + " has element type " + dtype_name(t.dtype()) + ", not a condition");
+  });
+  return value;
+}
+
+Tensor slice_along(const Tensor& t, int64_t axis, int64_t index) {
+  Shape shape = t.shape();
+  const int64_t outer = shape_numel(Shape(shape.begin(), shape.begin() + axis));
+  const int64_t inner = shape_numel(Shape(shape.begin() + axis + 1, shape.end())) * int64_t(dtype_size(t.dtype()));
+  const int64_t length = shape[size_t(axis)];
+  shape.erase(shape.begin() + axis);
+  Tensor out(t.dtype(), shape);
+  const auto* src = static_cast<const std::byte*>(t.raw());
+  auto* dst = static_cast<std::byte*>(out.raw());
+  for (int64_t o = 0; o < outer; ++o)
+    std::memcpy(dst + o * inner, src + (o * length + index) * inner, size_t(inner));
+  return out;
+}
+
+Tensor stack_along(const std::vector<Tensor>& parts, int64_t axis, const std::string& what) {
+  const Tensor& first = parts.at(0);
+  for (const Tensor& p : parts)
+    if (p.shape() != first.shape() || p.dtype() != first.dtype())
+      fail(what + ": iterations produced " + shape_str(first.shape()) + " and " + shape_str(p.shape()) +
+           ", which cannot be stacked");
+  Shape shape = first.shape();
+  shape.insert(shape.begin() + axis, int64_t(parts.size()));
+  Tensor out(first.dtype(), shape);
+  const int64_t outer = shape_numel(Shape(first.shape().begin(), first.shape().begin() + axis));
+  const int64_t inner = shape_numel(Shape(first.shape().begin() + axis, first.shape().end())) * int64_t(dtype_size(first.dtype()));
+  const int64_t count = int64_t(parts.size());
+  auto* dst = static_cast<std::byte*>(out.raw());
+  for (int64_t k = 0; k < count; ++k) {
+    const auto* src = static_cast<const std::byte*>(parts[size_t(k)].raw());
+    for (int64_t o = 0; o < outer; ++o) std::memcpy(dst + (o * count + k) * inner, src + o * inner, size_t(inner));
+  }
+  return out;
+}
+
+}  // namespace mpa

@@ -1,0 +1,42 @@
+// What the control-flow ops (If, Loop, Scan) share: running a subgraph with the executor itself, in the
+// precision and math of the node that owns it, so a low-precision run computes the branches and loop
+// bodies in that precision too; and slicing/stacking tensors along an axis for iterations.
+#pragma once
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "ops/op.h"
+
+namespace mpa {
+
+class Session;
+
+class SubgraphRunner {
+ public:
+  SubgraphRunner(const OpInit& init, const std::string& attribute);
+  ~SubgraphRunner();
+  const Graph& graph() const { return *graph_; }
+  // Runs the subgraph on `inputs` (one per declared input, in order) under ctx's settings, reading outer
+  // values through ctx's scope; returns the declared outputs in order.
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs, const KernelContext& ctx) const;
+
+ private:
+  std::shared_ptr<const Graph> graph_;
+  std::string owner_;  // the owning node's label, for errors
+  // One session per precision setting the node runs under (the audit runs several), made on first use.
+  mutable std::mutex mutex_;
+  mutable std::map<std::tuple<Format, Accumulation, RuntimeProfile, int>, std::unique_ptr<Session>> sessions_;
+};
+
+// A scalar tensor shaped as `declared` says (rank 0 or [1]), for a loop body's iteration number and condition.
+Tensor scalar_like(const ValueInfo& declared, DType dtype);
+// The first element of a boolean or numeric tensor as a condition; fails naming `what` when it has none.
+bool condition_value(const Tensor& t, const std::string& what);
+// Element `index` along `axis` (the axis removed).
+Tensor slice_along(const Tensor& t, int64_t axis, int64_t index);
+// Equal-shaped tensors stacked along a new axis `axis` of the result (in order).
+Tensor stack_along(const std::vector<Tensor>& parts, int64_t axis, const std::string& what);
+
+}  // namespace mpa
