@@ -1,0 +1,69 @@
+// GRU: gates z, r, h (ONNX order), linear_before_reset either way, over the shared recurrent machinery
+// (ops/recurrent.h).
+#include "ops/recurrent.h"
+
+namespace mpa {
+
+namespace {
+
+class GruOp : public OpKernel {
+ public:
+  explicit GruOp(const OpInit& init)
+      : attrs_(RecurrentAttrs::read(init, {"Sigmoid", "Tanh"})), linear_before_reset_(init.get_int("linear_before_reset", 0) != 0) {}
+
+  void compute(KernelContext& ctx) const override {
+    RecurrentRun run(ctx, attrs_, 3);
+    const int64_t H = run.hidden(), B = run.batch();
+    std::vector<std::vector<float>> final_h;
+    std::vector<float> rec(size_t(B * 3 * H)), z(size_t(B * H)), reset_h(size_t(B * H)), candidate_rec(size_t(B * H));
+    for (int d = 0; d < attrs_.directions; ++d) {
+      const RecurrentActivation &f = attrs_.activation(d, 0, 2), &g = attrs_.activation(d, 1, 2);
+      const float* R = run.recurrence(d);
+      const float* Rb = run.recurrence_bias(d);
+      std::vector<float> hs = run.initial_state(d, 5);
+      for (int64_t s = 0; s < run.steps(); ++s) {
+        run.times_transposed(hs.data(), R, 3 * H, rec.data());  // H·Rhᵀ too: used when linear_before_reset
+        for (int64_t b = 0; b < B; ++b) {
+          if (s >= run.length(b)) continue;
+          const float* x = run.projected(d).data() + (run.time(d, s, b) * B + b) * 3 * H;
+          const float* r = rec.data() + b * 3 * H;
+          for (int64_t j = 0; j < H; ++j) {
+            z[size_t(b * H + j)] = f(attrs_.clipped(x[j] + r[j] + Rb[j]));
+            const float reset = f(attrs_.clipped(x[H + j] + r[H + j] + Rb[H + j]));
+            // linear_before_reset: r ⊙ (H·Rhᵀ + Rbh); otherwise (r ⊙ H)·Rhᵀ + Rbh, multiplied below.
+            if (linear_before_reset_) candidate_rec[size_t(b * H + j)] = reset * (r[2 * H + j] + Rb[2 * H + j]);
+            else reset_h[size_t(b * H + j)] = reset * hs[size_t(b * H + j)];
+          }
+        }
+        if (!linear_before_reset_) {
+          run.times_transposed(reset_h.data(), R + 2 * H * H, H, candidate_rec.data());
+          for (int64_t i = 0; i < B * H; ++i) candidate_rec[size_t(i)] += Rb[2 * H + i % H];
+        }
+        for (int64_t b = 0; b < B; ++b) {
+          if (s >= run.length(b)) continue;
+          const float* x = run.projected(d).data() + (run.time(d, s, b) * B + b) * 3 * H;
+          for (int64_t j = 0; j < H; ++j) {
+            const size_t at = size_t(b * H + j);
+            const float candidate = g(attrs_.clipped(x[2 * H + j] + candidate_rec[at]));
+            hs[at] = (1.f - z[at]) * candidate + z[at] * hs[at];
+          }
+        }
+        run.store_state(hs);
+        for (int64_t b = 0; b < B; ++b)
+          if (s < run.length(b)) run.emit(d, run.time(d, s, b), b, hs.data() + b * H);
+      }
+      final_h.push_back(std::move(hs));
+    }
+    run.write_final(1, final_h);
+  }
+
+ private:
+  RecurrentAttrs attrs_;
+  bool linear_before_reset_;
+};
+
+}  // namespace
+
+MPA_REGISTER_OP("", "GRU", GruOp, 1, 3, 7, 14, 22);
+
+}  // namespace mpa

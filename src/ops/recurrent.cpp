@@ -1,0 +1,201 @@
+#include "ops/recurrent.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+
+#include "ops/compute_buffer.h"
+
+namespace mpa {
+
+float RecurrentActivation::operator()(float x) const {
+  switch (kind) {
+    case Kind::Sigmoid: return x >= 0 ? 1.f / (1.f + std::exp(-x)) : std::exp(x) / (1.f + std::exp(x));
+    case Kind::Tanh: return std::tanh(x);
+    case Kind::Relu: return x > 0 ? x : 0.f;
+    case Kind::Affine: return alpha * x + beta;
+    case Kind::LeakyRelu: return x >= 0 ? x : alpha * x;
+    case Kind::ThresholdedRelu: return x > alpha ? x : 0.f;
+    case Kind::ScaledTanh: return alpha * std::tanh(beta * x);
+    case Kind::HardSigmoid: return std::max(0.f, std::min(1.f, alpha * x + beta));
+    case Kind::Elu: return x >= 0 ? x : alpha * (std::exp(x) - 1.f);
+    case Kind::Softsign: return x / (1.f + std::fabs(x));
+    case Kind::Softplus: return std::log1p(std::exp(-std::fabs(x))) + std::max(x, 0.f);
+  }
+  return x;
+}
+
+namespace {
+
+// Name -> kind, and the ONNX default alpha/beta of those that take them (NaN: takes none).
+struct ActivationSpec {
+  RecurrentActivation::Kind kind;
+  float alpha, beta;
+};
+
+const std::map<std::string, ActivationSpec>& activation_specs() {
+  using K = RecurrentActivation::Kind;
+  const float none = NAN;
+  static const std::map<std::string, ActivationSpec> specs = {
+      {"sigmoid", {K::Sigmoid, none, none}},        {"tanh", {K::Tanh, none, none}},
+      {"relu", {K::Relu, none, none}},              {"affine", {K::Affine, 1.f, 0.f}},
+      {"leakyrelu", {K::LeakyRelu, 0.01f, none}},   {"thresholdedrelu", {K::ThresholdedRelu, 1.f, none}},
+      {"scaledtanh", {K::ScaledTanh, 1.f, 1.f}},    {"hardsigmoid", {K::HardSigmoid, 0.2f, 0.5f}},
+      {"elu", {K::Elu, 1.f, none}},                 {"softsign", {K::Softsign, none, none}},
+      {"softplus", {K::Softplus, none, none}}};
+  return specs;
+}
+
+}  // namespace
+
+RecurrentAttrs RecurrentAttrs::read(const OpInit& init, const std::vector<std::string>& defaults) {
+  const std::string label = init.node().label();
+  RecurrentAttrs a;
+  const std::string direction = init.get_string("direction", "forward");
+  if (direction == "bidirectional") a.directions = 2;
+  else if (direction == "reverse") a.reverse_only = true;
+  else if (direction != "forward") fail(label + ": direction '" + direction + "' is not forward, reverse or bidirectional");
+  a.hidden = init.require_int("hidden_size");
+  if (a.hidden < 1) fail(label + ": hidden_size " + std::to_string(a.hidden) + " must be positive");
+  a.clip = init.get_float("clip", 0.f);
+  a.layout = init.opset() >= 14 ? init.get_int("layout", 0) : 0;
+  if (a.layout != 0 && a.layout != 1) fail(label + ": layout " + std::to_string(a.layout) + " is not 0 or 1");
+  std::vector<std::string> names;
+  if (const Attribute* given = init.node().attribute("activations")) names = given->strings;
+  if (names.empty())
+    for (int d = 0; d < a.directions; ++d) names.insert(names.end(), defaults.begin(), defaults.end());
+  if (names.size() != defaults.size() * size_t(a.directions))
+    fail(label + ": " + std::to_string(names.size()) + " activations given, " +
+         std::to_string(defaults.size() * size_t(a.directions)) + " expected");
+  // alpha and beta lists are consumed in activation order by the functions that take them (as ONNX
+  // Runtime reads them); functions without a given value keep their default.
+  const std::vector<float> alphas = init.get_floats("activation_alpha"), betas = init.get_floats("activation_beta");
+  size_t next_alpha = 0, next_beta = 0;
+  for (const std::string& name : names) {
+    std::string key = name;
+    std::transform(key.begin(), key.end(), key.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+    auto spec = activation_specs().find(key);
+    if (spec == activation_specs().end()) fail(label + ": activation '" + name + "' is not supported");
+    RecurrentActivation f{spec->second.kind, spec->second.alpha, spec->second.beta};
+    if (!std::isnan(f.alpha) && next_alpha < alphas.size()) f.alpha = alphas[next_alpha++];
+    if (!std::isnan(f.beta) && next_beta < betas.size()) f.beta = betas[next_beta++];
+    a.activations.push_back(f);
+  }
+  return a;
+}
+
+RecurrentRun::RecurrentRun(KernelContext& ctx, const RecurrentAttrs& attrs, int64_t gates)
+    : ctx_(ctx), attrs_(attrs), gates_(gates) {
+  const std::string label = ctx.node().label();
+  const Tensor& x = ctx.input(0);
+  if (x.dtype() != DType::Float32) throw UnsupportedType(label + ": element type " + dtype_name(x.dtype()) + " is not supported");
+  if (x.rank() != 3) fail(label + ": X has shape " + shape_str(x.shape()) + ", needs rank 3");
+  seq_ = attrs.layout == 0 ? x.dim(0) : x.dim(1);
+  batch_ = attrs.layout == 0 ? x.dim(1) : x.dim(0);
+  input_ = x.dim(2);
+  const int64_t width = gates * attrs.hidden, dirs = attrs.directions;
+  auto expect = [&](size_t i, const char* name, Shape shape) {
+    const Tensor& t = ctx.input(i);
+    if (t.shape() != shape || t.dtype() != DType::Float32)
+      fail(label + ": " + name + " has shape " + shape_str(t.shape()) + " of " + dtype_name(t.dtype()) + ", expected " +
+           shape_str(shape) + " of float32");
+  };
+  expect(1, "W", {dirs, width, input_});
+  expect(2, "R", {dirs, width, attrs.hidden});
+  if (ctx.has_input(3)) expect(3, "B", {dirs, 2 * width});
+  lengths_.assign(size_t(batch_), seq_);
+  if (ctx.has_input(4)) {
+    const Tensor& lens = ctx.input(4);
+    if (lens.numel() != batch_) fail(label + ": sequence_lens has " + std::to_string(lens.numel()) + " values for batch " + std::to_string(batch_));
+    for (int64_t b = 0; b < batch_; ++b) {
+      const int64_t len = lens.dtype() == DType::Int64 ? lens.data<int64_t>()[b] : lens.data<int32_t>()[b];
+      if (len < 0 || len > seq_) fail(label + ": sequence_lens[" + std::to_string(b) + "] = " + std::to_string(len) + " outside [0, " + std::to_string(seq_) + "]");
+      lengths_[size_t(b)] = len;
+    }
+  }
+  math_ = gemm_math(ctx.config(), x.dtype());
+  state_format_ = value_format(ctx.config(), x.dtype());
+  // X as rows in (t, b) order, whatever the layout.
+  std::vector<float> rows;
+  const float* xr = x.data<float>();
+  if (attrs.layout == 1) {
+    rows.resize(size_t(seq_ * batch_ * input_));
+    for (int64_t b = 0; b < batch_; ++b)
+      for (int64_t t = 0; t < seq_; ++t)
+        std::memcpy(&rows[size_t((t * batch_ + b) * input_)], xr + (b * seq_ + t) * input_, size_t(input_) * sizeof(float));
+    xr = rows.data();
+  }
+  const float* w = ctx.input(1).data<float>();
+  const float* bias = ctx.has_input(3) ? ctx.input(3).data<float>() : nullptr;
+  for (int d = 0; d < attrs.directions; ++d) {
+    std::vector<float> p(size_t(seq_ * batch_ * width));
+    if (bias)
+      for (int64_t r = 0; r < seq_ * batch_; ++r) std::memcpy(&p[size_t(r * width)], bias + d * 2 * width, size_t(width) * sizeof(float));
+    cpu::gemm(false, true, seq_ * batch_, width, input_, 1.f, xr, input_, w + d * width * input_, input_, bias ? 1.f : 0.f,
+              p.data(), width, math_);
+    projected_.push_back(std::move(p));
+  }
+  recurrence_bias_zeros_.assign(size_t(width), 0.f);
+  if (ctx.output_requested(0)) {
+    const Shape y_shape = attrs.layout == 0 ? Shape{seq_, dirs, batch_, attrs.hidden} : Shape{batch_, seq_, dirs, attrs.hidden};
+    Tensor& y = ctx.allocate_output(0, DType::Float32, y_shape);
+    std::fill(y.data<float>(), y.data<float>() + y.numel(), 0.f);  // steps past a row's length stay 0
+    y_ = y.data<float>();
+  }
+}
+
+const float* RecurrentRun::recurrence(int direction) const {
+  return ctx_.input(2).data<float>() + int64_t(direction) * gates_ * attrs_.hidden * attrs_.hidden;
+}
+
+const float* RecurrentRun::recurrence_bias(int direction) const {
+  if (!ctx_.has_input(3)) return recurrence_bias_zeros_.data();
+  const int64_t width = gates_ * attrs_.hidden;
+  return ctx_.input(3).data<float>() + int64_t(direction) * 2 * width + width;
+}
+
+std::vector<float> RecurrentRun::initial_state(int direction, size_t input_index) const {
+  const int64_t H = attrs_.hidden;
+  std::vector<float> state(size_t(batch_ * H), 0.f);
+  if (!ctx_.has_input(input_index)) return state;
+  const Tensor& t = ctx_.input(input_index);
+  const Shape expected = attrs_.layout == 0 ? Shape{attrs_.directions, batch_, H} : Shape{batch_, attrs_.directions, H};
+  if (t.shape() != expected || t.dtype() != DType::Float32)
+    fail(ctx_.node().label() + ": initial state has shape " + shape_str(t.shape()) + ", expected " + shape_str(expected));
+  for (int64_t b = 0; b < batch_; ++b) {
+    const int64_t from = attrs_.layout == 0 ? (direction * batch_ + b) * H : (b * attrs_.directions + direction) * H;
+    std::memcpy(&state[size_t(b * H)], t.data<float>() + from, size_t(H) * sizeof(float));
+  }
+  return state;
+}
+
+void RecurrentRun::times_transposed(const float* a, const float* w, int64_t width, float* rows) const {
+  cpu::gemm(false, true, batch_, width, attrs_.hidden, 1.f, a, attrs_.hidden, w, attrs_.hidden, 0.f, rows, width, math_);
+}
+
+void RecurrentRun::store_state(std::vector<float>& state) const {
+  if (state_format_ != Format::FP32 && state_format_ != Format::FP64)
+    round_to_format(state_format_, state.data(), int64_t(state.size()));
+}
+
+void RecurrentRun::emit(int direction, int64_t t, int64_t b, const float* h) {
+  if (!y_) return;
+  const int64_t H = attrs_.hidden, dirs = attrs_.directions;
+  const int64_t at = attrs_.layout == 0 ? ((t * dirs + direction) * batch_ + b) * H : ((b * seq_ + t) * dirs + direction) * H;
+  std::memcpy(y_ + at, h, size_t(H) * sizeof(float));
+}
+
+void RecurrentRun::write_final(size_t output, const std::vector<std::vector<float>>& finals) {
+  if (!ctx_.output_requested(output)) return;
+  const int64_t H = attrs_.hidden, dirs = attrs_.directions;
+  Tensor& out = ctx_.allocate_output(output, DType::Float32,
+                                     attrs_.layout == 0 ? Shape{dirs, batch_, H} : Shape{batch_, dirs, H});
+  for (int d = 0; d < dirs; ++d)
+    for (int64_t b = 0; b < batch_; ++b) {
+      const int64_t at = attrs_.layout == 0 ? (d * batch_ + b) * H : (b * dirs + d) * H;
+      std::memcpy(out.data<float>() + at, &finals[size_t(d)][size_t(b * H)], size_t(H) * sizeof(float));
+    }
+}
+
+}  // namespace mpa

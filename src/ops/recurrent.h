@@ -1,0 +1,85 @@
+// What RNN, GRU and LSTM share: attributes (direction, hidden_size, activations with their alpha/beta,
+// clip, layout), the inputs' shapes in either layout, the input projection X·Wᵀ + Wb for all steps at
+// once through the GEMM seam (so TF32 / fp16-accumulation math applies), per-batch sequence lengths, and
+// writing Y / Y_h. Each op file holds only its cell. Computes in float; under a 16-bit storage format the
+// hidden (and cell) state is rounded onto the format after every step, as a GPU runtime stores it between
+// steps in the tensor's type.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "backends/cpu/gemm.h"
+#include "ops/op.h"
+
+namespace mpa {
+
+// One of the activation functions the recurrent ops accept by name, with its alpha/beta.
+struct RecurrentActivation {
+  enum class Kind { Sigmoid, Tanh, Relu, Affine, LeakyRelu, ThresholdedRelu, ScaledTanh, HardSigmoid, Elu, Softsign, Softplus };
+  Kind kind = Kind::Sigmoid;
+  float alpha = 0, beta = 0;
+  float operator()(float x) const;
+};
+
+struct RecurrentAttrs {
+  int directions = 1;  // 2 when bidirectional
+  bool reverse_only = false;
+  int64_t hidden = 0;
+  float clip = 0;  // 0: none
+  int64_t layout = 0;
+  std::vector<RecurrentActivation> activations;  // per direction, `per_direction` functions each
+
+  // Reads the attributes shared by the three ops; `defaults` are the activations' names for one direction.
+  static RecurrentAttrs read(const OpInit& init, const std::vector<std::string>& defaults);
+  const RecurrentActivation& activation(int direction, size_t which, size_t per_direction) const {
+    return activations[size_t(direction) * per_direction + which];
+  }
+  float clipped(float x) const { return clip > 0 ? std::min(std::max(x, -clip), clip) : x; }
+};
+
+// The sequence in step order for one run: shapes, lengths, projections, and the outputs to fill.
+class RecurrentRun {
+ public:
+  // gates: G (1 for RNN, 3 for GRU, 4 for LSTM). Validates X, W, R, B, sequence_lens, initial_h.
+  RecurrentRun(KernelContext& ctx, const RecurrentAttrs& attrs, int64_t gates);
+
+  int64_t steps() const { return seq_; }
+  int64_t batch() const { return batch_; }
+  int64_t hidden() const { return attrs_.hidden; }
+  // Steps batch row b runs (sequence_lens, else all).
+  int64_t length(int64_t b) const { return lengths_[size_t(b)]; }
+  // Time index of step s for batch row b in direction d (reverse directions walk each row's own length
+  // backwards).
+  int64_t time(int direction, int64_t s, int64_t b) const {
+    return is_reverse(direction) ? length(b) - 1 - s : s;
+  }
+  bool is_reverse(int direction) const { return attrs_.reverse_only || direction == 1; }
+  // X·W_dᵀ + Wb_d for every (t, b): row t * batch + b, G * hidden wide.
+  const std::vector<float>& projected(int direction) const { return projected_[size_t(direction)]; }
+  // Recurrent weights R_d [G * hidden, hidden] and bias Rb_d [G * hidden] (zeros when B is absent).
+  const float* recurrence(int direction) const;
+  const float* recurrence_bias(int direction) const;
+  // initial_h (or zeros) of direction d, [batch, hidden].
+  std::vector<float> initial_state(int direction, size_t input_index) const;
+  // rows [batch, width] = a [batch, hidden] · wᵀ, w [width, hidden], through the GEMM seam.
+  void times_transposed(const float* a, const float* w, int64_t width, float* rows) const;
+  // Rounds a state onto the storage format between steps (no-op for float32 storage).
+  void store_state(std::vector<float>& state) const;
+  // Records H of batch row b at time t (direction d) into Y, when Y is requested.
+  void emit(int direction, int64_t t, int64_t b, const float* h);
+  // Writes Y_h (output 1) or Y_c (output 2) from the final states of each direction.
+  void write_final(size_t output, const std::vector<std::vector<float>>& finals);
+
+ private:
+  KernelContext& ctx_;
+  const RecurrentAttrs& attrs_;
+  int64_t gates_, seq_ = 0, batch_ = 0, input_ = 0;
+  std::vector<int64_t> lengths_;
+  std::vector<std::vector<float>> projected_;
+  std::vector<float> recurrence_bias_zeros_;
+  cpu::GemmMath math_;
+  Format state_format_ = Format::FP32;
+  float* y_ = nullptr;
+};
+
+}  // namespace mpa

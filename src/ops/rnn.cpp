@@ -1,0 +1,45 @@
+// RNN: H = f(X·Wᵀ + H·Rᵀ + Wb + Rb), over the shared recurrent machinery (ops/recurrent.h).
+#include "ops/recurrent.h"
+
+namespace mpa {
+
+namespace {
+
+class RnnOp : public OpKernel {
+ public:
+  explicit RnnOp(const OpInit& init) : attrs_(RecurrentAttrs::read(init, {"Tanh"})) {}
+
+  void compute(KernelContext& ctx) const override {
+    RecurrentRun run(ctx, attrs_, 1);
+    const int64_t H = run.hidden(), B = run.batch();
+    std::vector<std::vector<float>> final_h;
+    std::vector<float> rec(size_t(B * H));
+    for (int d = 0; d < attrs_.directions; ++d) {
+      const RecurrentActivation& f = attrs_.activation(d, 0, 1);
+      const float* Rb = run.recurrence_bias(d);
+      std::vector<float> hs = run.initial_state(d, 5);
+      for (int64_t s = 0; s < run.steps(); ++s) {
+        run.times_transposed(hs.data(), run.recurrence(d), H, rec.data());
+        for (int64_t b = 0; b < B; ++b) {
+          if (s >= run.length(b)) continue;
+          const float* x = run.projected(d).data() + (run.time(d, s, b) * B + b) * H;
+          for (int64_t j = 0; j < H; ++j) hs[size_t(b * H + j)] = f(attrs_.clipped(x[j] + rec[size_t(b * H + j)] + Rb[j]));
+        }
+        run.store_state(hs);
+        for (int64_t b = 0; b < B; ++b)
+          if (s < run.length(b)) run.emit(d, run.time(d, s, b), b, hs.data() + b * H);
+      }
+      final_h.push_back(std::move(hs));
+    }
+    run.write_final(1, final_h);
+  }
+
+ private:
+  RecurrentAttrs attrs_;
+};
+
+}  // namespace
+
+MPA_REGISTER_OP("", "RNN", RnnOp, 1, 7, 14, 22);
+
+}  // namespace mpa
