@@ -13,12 +13,49 @@ namespace mpa {
 
 namespace {
 
+// im2col for 2-D windows: one pass per (channel, ky, kx) over the band's output rows, column ranges per
+// kx precomputed, element loops instead of memcpy/memset calls (rows are often a few dozen floats, where
+// the library calls cost more than the copy).
+template <class Acc>
+__attribute__((optimize("no-tree-loop-distribute-patterns"))) void im2col_2d(const Acc* x, const WindowGeometry& g,
+                                                                             int64_t channels, Acc* col,
+                                                                             int64_t row_begin, int64_t row_end) {
+  const int64_t H = g.in[0], W = g.in[1], OW = g.out[1], KH = g.kernel[0], KW = g.kernel[1];
+  const int64_t sh = g.stride[0], sw = g.stride[1], dh = g.dilation[0], dw = g.dilation[1];
+  const int64_t band = (row_end - row_begin) * OW;
+  cpu::parallel_for(channels * KH * KW, std::max<int64_t>(1, 4096 / std::max<int64_t>(band, 1)), [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const int64_t c = r / (KH * KW), ky = (r / KW) % KH, kx = r % KW;
+      const int64_t shift = kx * dw - g.pad_begin[1];
+      const int64_t lo = std::min(OW, shift >= 0 ? int64_t{0} : (-shift + sw - 1) / sw);
+      const int64_t hi = std::max(lo, std::min(OW, W - 1 - shift < 0 ? int64_t{0} : (W - 1 - shift) / sw + 1));
+      Acc* dst = col + r * band;
+      for (int64_t oy = row_begin; oy < row_end; ++oy, dst += OW) {
+        const int64_t iy = oy * sh - g.pad_begin[0] + ky * dh;
+        if (iy < 0 || iy >= H) {
+          for (int64_t ox = 0; ox < OW; ++ox) dst[ox] = Acc(0);
+          continue;
+        }
+        const Acc* src = x + (c * H + iy) * W + shift;
+        for (int64_t ox = 0; ox < lo; ++ox) dst[ox] = Acc(0);
+        if (sw == 1) {
+          for (int64_t ox = lo; ox < hi; ++ox) dst[ox] = src[ox];
+        } else {
+          for (int64_t ox = lo; ox < hi; ++ox) dst[ox] = src[ox * sw];
+        }
+        for (int64_t ox = hi; ox < OW; ++ox) dst[ox] = Acc(0);
+      }
+    }
+  });
+}
+
 // col[r, p] for r = (c, kernel index), p = output position in the band of output rows [row_begin,
 // row_end) (rows: the output's positions with the last spatial dim fixed): the input element the window
 // reads, or 0 in the padding. x is one image's group slice [Cg, in...].
 template <class Acc>
 void im2col(const Acc* x, const WindowGeometry& g, int64_t channels, Acc* col, int64_t row_begin, int64_t row_end) {
   const size_t nd = g.rank();
+  if (nd == 2) return im2col_2d(x, g, channels, col, row_begin, row_end);
   const int64_t ksize = g.kernel_size(), in_size = g.in_size(), out_size = (row_end - row_begin) * g.out[nd - 1];
   cpu::parallel_for(channels * ksize, std::max<int64_t>(1, 4096 / std::max<int64_t>(out_size, 1)),
                     [&](int64_t begin, int64_t end) {
