@@ -56,6 +56,7 @@ template <class Acc>
 void im2col(const Acc* x, const WindowGeometry& g, int64_t channels, Acc* col, int64_t row_begin, int64_t row_end) {
   const size_t nd = g.rank();
   if (nd == 2) return im2col_2d(x, g, channels, col, row_begin, row_end);
+  if (nd == 1) return im2col_2d(x, g.as_2d(), channels, col, row_begin, row_end);
   const int64_t ksize = g.kernel_size(), in_size = g.in_size(), out_size = (row_end - row_begin) * g.out[nd - 1];
   cpu::parallel_for(channels * ksize, std::max<int64_t>(1, 4096 / std::max<int64_t>(out_size, 1)),
                     [&](int64_t begin, int64_t end) {
@@ -131,6 +132,7 @@ template <class Acc>
 void depthwise(const Acc* x, const Acc* w, const Acc* bias, Acc* y, int64_t batch, int64_t in_channels,
                int64_t out_channels, const WindowGeometry& g) {
   const size_t nd = g.rank();
+  if (nd == 1 && g.kernel[0] <= 64) return depthwise(x, w, bias, y, batch, in_channels, out_channels, g.as_2d());
   if (nd == 2 && g.kernel[1] <= 64) {
     const int64_t multiplier = out_channels / in_channels, in_size = g.in_size(), out_size = g.out_size();
     cpu::parallel_for(batch * out_channels, 1, [&](int64_t begin, int64_t end) {

@@ -32,6 +32,14 @@ struct WindowGeometry {
     for (int64_t x : v) p *= x;
     return p;
   }
+  // A 1-D geometry as the same windows over a 2-D input of height 1, so 2-D kernels serve it.
+  WindowGeometry as_2d() const {
+    auto lead = [](std::vector<int64_t> v, int64_t first) {
+      v.insert(v.begin(), first);
+      return v;
+    };
+    return {lead(in, 1), lead(kernel, 1), lead(stride, 1), lead(dilation, 1), lead(pad_begin, 0), lead(pad_end, 0), lead(out, 1)};
+  }
 };
 
 // Forward windows (Conv, pools): in_spatial and kernel are the spatial dims of input and kernel.

@@ -77,3 +77,41 @@ TEST(DepthwiseConv, DirectAndGemmPathsMatchANaiveConvolution) {
         }
   }
 }
+
+// 1-D convolutions run the 2-D kernels on a height-1 view: a plain and a depthwise one against the naive sum.
+TEST(DepthwiseConv, OneDimensionalConvolutionsMatchANaiveConvolution) {
+  const int64_t L = 37;
+  for (const int64_t group : {int64_t{1}, int64_t{3}}) {
+    SCOPED_TRACE("group " + std::to_string(group));
+    const int64_t channels = 3, out_channels = 6, cg = channels / group, K = 5, stride = 2, dilation = 2, pad_l = 3, pad_r = 1;
+    const auto x = random_values(size_t(channels * L), 4), w = random_values(size_t(out_channels * cg * K), 5);
+    mpa::test::ModelBuilder b(13);
+    b.input("x", onnx::TensorProto::FLOAT, {1, channels, L});
+    b.initializer("w", {out_channels, cg, K}, w);
+    auto& conv = b.node("Conv", {"x", "w"}, {"y"}, "conv");
+    mpa::test::ModelBuilder::set_ints(conv, "strides", {stride});
+    mpa::test::ModelBuilder::set_ints(conv, "dilations", {dilation});
+    mpa::test::ModelBuilder::set_ints(conv, "pads", {pad_l, pad_r});
+    onnx::AttributeProto* g = conv.add_attribute();
+    g->set_name("group");
+    g->set_type(onnx::AttributeProto::INT);
+    g->set_i(group);
+    b.output("y");
+    const Model model = load_model_from_bytes(b.bytes(), ".", "conv1d.onnx");
+    const Tensor y = Session(model.graph).run({{"x", Tensor::from_vector<float>(x, {1, channels, L})}}).at("y");
+    const int64_t OL = (L + pad_l + pad_r - dilation * (K - 1) - 1) / stride + 1;
+    ASSERT_EQ(y.shape(), (Shape{1, out_channels, OL}));
+    const int64_t per_group = out_channels / group;
+    for (int64_t m = 0; m < out_channels; ++m)
+      for (int64_t o = 0; o < OL; ++o) {
+        double expected = 0;
+        for (int64_t c = 0; c < cg; ++c)
+          for (int64_t k = 0; k < K; ++k) {
+            const int64_t i = o * stride - pad_l + k * dilation;
+            if (i >= 0 && i < L)
+              expected += double(w[size_t((m * cg + c) * K + k)]) * x[size_t(((m / per_group) * cg + c) * L + i)];
+          }
+        EXPECT_NEAR(y.data<float>()[m * OL + o], expected, 1e-5) << "m " << m << " at " << o;
+      }
+  }
+}
