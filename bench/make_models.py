@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Generate the benchmark models: a ResNet-50-style CNN and a BERT-base-style encoder.
+"""Generate the benchmark models: a ResNet-50-style CNN, a BERT-base-style encoder and an LSTM
+speech encoder.
 
 Both are laid out the way a PyTorch export lays them out (Conv, BatchNormalization
 and Relu as separate nodes; attention as MatMul/Add/Reshape/Transpose/MatMul/Div/
@@ -246,9 +247,49 @@ def build_bert_base() -> onnx.ModelProto:
     )
 
 
+# --------------------------------------------------------------------------
+# LSTM speech encoder
+# --------------------------------------------------------------------------
+
+LSTM_FRAMES, LSTM_FEATURES, LSTM_HIDDEN = 200, 80, 256
+
+
+def build_lstm() -> onnx.ModelProto:
+    """A DeepSpeech/ASR-style encoder over 200 frames of 80 log-mel features: a projection, two stacked
+    bidirectional LSTM layers of 256 units (PyTorch's export: Transpose in, LSTM, Transpose + Reshape to
+    concatenate the directions), and a per-frame linear classifier over 29 characters."""
+    g = GraphBuilder(seed=7)
+    h = LSTM_HIDDEN
+    x = g.op("MatMul", ["features", g.param("proj.weight", g.normal((LSTM_FEATURES, h), np.sqrt(1.0 / LSTM_FEATURES)))],
+             prefix="/proj/MatMul")
+    x = g.op("Add", [x, g.param("proj.bias", g.normal((h,), 0.02))], prefix="/proj/Add")
+    x = g.op("Transpose", [x], prefix="/Transpose", perm=[1, 0, 2])  # [frames, batch, features]
+    width = h
+    for layer in range(2):
+        scale = np.sqrt(1.0 / h)
+        w = g.param(f"lstm.{layer}.W", g.uniform((2, 4 * h, width), -scale, scale))
+        r = g.param(f"lstm.{layer}.R", g.uniform((2, 4 * h, h), -scale, scale))
+        b = g.param(f"lstm.{layer}.B", g.uniform((2, 8 * h), -scale, scale))
+        y = g.op("LSTM", [x, w, r, b], prefix=f"/lstm.{layer}/LSTM", hidden_size=h, direction="bidirectional")
+        y = g.op("Transpose", [y], prefix=f"/lstm.{layer}/Transpose", perm=[0, 2, 1, 3])  # [frames, batch, 2, h]
+        x = g.op("Reshape", [y, g.const_i64(f"lstm.{layer}.shape", [LSTM_FRAMES, 1, 2 * h])], prefix=f"/lstm.{layer}/Reshape")
+        width = 2 * h
+    x = g.op("Transpose", [x], prefix="/Transpose_out", perm=[1, 0, 2])
+    logits = g.op("MatMul", [x, g.param("classifier.weight", g.normal((2 * h, 29), np.sqrt(1.0 / (2 * h))))],
+                  prefix="/classifier/MatMul")
+    logits = g.op("Add", [logits, g.param("classifier.bias", g.normal((29,), 0.02))], prefix="/classifier/Add")
+    return g.model(
+        "lstm",
+        inputs=[helper.make_tensor_value_info("features", TensorProto.FLOAT, [1, LSTM_FRAMES, LSTM_FEATURES])],
+        outputs=[helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, LSTM_FRAMES, 29])],
+        rename={logits: "logits"},
+    )
+
+
 MODELS: dict[str, Callable[[], onnx.ModelProto]] = {
     "resnet50": build_resnet50,
     "bert_base": build_bert_base,
+    "lstm": build_lstm,
 }
 
 

@@ -45,7 +45,7 @@ import numpy as np
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHARED_MODELS = REPO_ROOT.parent / "shared" / "models"
-BENCH_MODELS = ["resnet50", "bert_base"]
+BENCH_MODELS = ["resnet50", "bert_base", "lstm"]
 SHARED_FOLDERS = ["mnist-8", "super-resolution-10", "ultraface-rfb320", "ppocr-cls-mobile-v2", "yolox-nano",
                   "silero-vad"]
 # Models that are benchmarked only if mpaudit runs them; otherwise they are listed as skipped.
@@ -124,6 +124,7 @@ def bench_models(models_dir: Path) -> list[BenchModel]:
             InputSpec("input_ids", "int64", [1, 128], lambda rng, shape: rng.integers(0, 30522, shape, dtype=np.int64)),
             InputSpec("attention_mask", "float32", [1, 1, 1, 128], bert_mask),
         ]),
+        BenchModel("lstm", models_dir / "lstm.onnx", [InputSpec("features", "float32", [1, 200, 80])]),
     ]
 
 

@@ -15,7 +15,7 @@ class GruOp : public OpKernel {
     RecurrentRun run(ctx, attrs_, 3);
     const int64_t H = run.hidden(), B = run.batch();
     std::vector<std::vector<float>> final_h;
-    std::vector<float> rec(size_t(B * 3 * H)), z(size_t(B * H)), reset_h(size_t(B * H)), candidate_rec(size_t(B * H));
+    std::vector<float> rec(size_t(B * 3 * H)), z(size_t(B * H)), reset(size_t(B * H)), candidate(size_t(B * H));
     for (int d = 0; d < attrs_.directions; ++d) {
       const RecurrentActivation &f = attrs_.activation(d, 0, 2), &g = attrs_.activation(d, 1, 2);
       const float* R = run.recurrence(d);
@@ -27,26 +27,27 @@ class GruOp : public OpKernel {
           if (s >= run.length(b)) continue;
           const float* x = run.projected(d).data() + (run.time(d, s, b) * B + b) * 3 * H;
           const float* r = rec.data() + b * 3 * H;
-          for (int64_t j = 0; j < H; ++j) {
-            z[size_t(b * H + j)] = f(attrs_.clipped(x[j] + r[j] + Rb[j]));
-            const float reset = f(attrs_.clipped(x[H + j] + r[H + j] + Rb[H + j]));
-            // linear_before_reset: r ⊙ (H·Rhᵀ + Rbh); otherwise (r ⊙ H)·Rhᵀ + Rbh, multiplied below.
-            if (linear_before_reset_) candidate_rec[size_t(b * H + j)] = reset * (r[2 * H + j] + Rb[2 * H + j]);
-            else reset_h[size_t(b * H + j)] = reset * hs[size_t(b * H + j)];
-          }
+          float *zb = z.data() + b * H, *rb = reset.data() + b * H, *cb = candidate.data() + b * H;
+          for (int64_t j = 0; j < H; ++j) zb[j] = x[j] + r[j] + Rb[j], rb[j] = x[H + j] + r[H + j] + Rb[H + j];
+          f.apply(zb, H, attrs_.clip);
+          f.apply(rb, H, attrs_.clip);
+          // linear_before_reset: r ⊙ (H·Rhᵀ + Rbh); otherwise (r ⊙ H)·Rhᵀ + Rbh, multiplied below.
+          if (linear_before_reset_)
+            for (int64_t j = 0; j < H; ++j) cb[j] = rb[j] * (r[2 * H + j] + Rb[2 * H + j]);
+          else
+            for (int64_t j = 0; j < H; ++j) rb[j] *= hs[size_t(b * H + j)];
         }
         if (!linear_before_reset_) {
-          run.times_transposed(reset_h.data(), R + 2 * H * H, H, candidate_rec.data());
-          for (int64_t i = 0; i < B * H; ++i) candidate_rec[size_t(i)] += Rb[2 * H + i % H];
+          run.times_transposed(reset.data(), R + 2 * H * H, H, candidate.data());
+          for (int64_t i = 0; i < B * H; ++i) candidate[size_t(i)] += Rb[2 * H + i % H];
         }
         for (int64_t b = 0; b < B; ++b) {
           if (s >= run.length(b)) continue;
           const float* x = run.projected(d).data() + (run.time(d, s, b) * B + b) * 3 * H;
-          for (int64_t j = 0; j < H; ++j) {
-            const size_t at = size_t(b * H + j);
-            const float candidate = g(attrs_.clipped(x[2 * H + j] + candidate_rec[at]));
-            hs[at] = (1.f - z[at]) * candidate + z[at] * hs[at];
-          }
+          float *zb = z.data() + b * H, *cb = candidate.data() + b * H, *hb = hs.data() + b * H;
+          for (int64_t j = 0; j < H; ++j) cb[j] += x[2 * H + j];
+          g.apply(cb, H, attrs_.clip);
+          for (int64_t j = 0; j < H; ++j) hb[j] = (1.f - zb[j]) * cb[j] + zb[j] * hb[j];
         }
         run.store_state(hs);
         for (int64_t b = 0; b < B; ++b)

@@ -1,5 +1,7 @@
 // LSTM: gates i, o, f, c (ONNX order), optional peepholes P (i, o, f), input_forget coupling, over the
 // shared recurrent machinery (ops/recurrent.h).
+#include <algorithm>
+
 #include "ops/recurrent.h"
 
 namespace mpa {
@@ -23,7 +25,7 @@ class LstmOp : public OpKernel {
       peep = p.data<float>();
     }
     std::vector<std::vector<float>> final_h, final_c;
-    std::vector<float> rec(size_t(B * 4 * H));
+    std::vector<float> rec(size_t(B * 4 * H)), gates(size_t(4 * H)), cell_out(static_cast<size_t>(H));
     for (int d = 0; d < attrs_.directions; ++d) {
       const RecurrentActivation &f = attrs_.activation(d, 0, 3), &g = attrs_.activation(d, 1, 3), &h = attrs_.activation(d, 2, 3);
       const float* R = run.recurrence(d);
@@ -34,24 +36,27 @@ class LstmOp : public OpKernel {
         run.times_transposed(hs.data(), R, 4 * H, rec.data());
         for (int64_t b = 0; b < B; ++b) {
           if (s >= run.length(b)) continue;
-          const int64_t t = run.time(d, s, b);
-          const float* x = run.projected(d).data() + (t * B + b) * 4 * H;
+          const float* x = run.projected(d).data() + (run.time(d, s, b) * B + b) * 4 * H;
           const float* r = rec.data() + b * 4 * H;
-          float* hb = hs.data() + b * H;
-          float* cb = cs.data() + b * H;
-          for (int64_t j = 0; j < H; ++j) {
-            const float c_prev = cb[j];
-            float gi = x[j] + r[j] + Rb[j], gf = x[2 * H + j] + r[2 * H + j] + Rb[2 * H + j];
-            if (P) gi += P[j] * c_prev, gf += P[2 * H + j] * c_prev;
-            const float i = f(attrs_.clipped(gi));
-            const float forget = input_forget_ ? 1.f - i : f(attrs_.clipped(gf));
-            const float candidate = g(attrs_.clipped(x[3 * H + j] + r[3 * H + j] + Rb[3 * H + j]));
-            const float c = forget * c_prev + i * candidate;
-            float go = x[H + j] + r[H + j] + Rb[H + j];
-            if (P) go += P[H + j] * c;
-            cb[j] = c;
-            hb[j] = f(attrs_.clipped(go)) * h(c);
+          float *hb = hs.data() + b * H, *cb = cs.data() + b * H;
+          float *gi = gates.data(), *go = gi + H, *gf = go + H, *gc = gf + H;
+          for (int64_t j = 0; j < 4 * H; ++j) gates[size_t(j)] = x[j] + r[j] + Rb[j];
+          if (P)
+            for (int64_t j = 0; j < H; ++j) gi[j] += P[j] * cb[j], gf[j] += P[2 * H + j] * cb[j];
+          f.apply(gi, H, attrs_.clip);
+          if (input_forget_) {
+            for (int64_t j = 0; j < H; ++j) gf[j] = 1.f - gi[j];
+          } else {
+            f.apply(gf, H, attrs_.clip);
           }
+          g.apply(gc, H, attrs_.clip);
+          for (int64_t j = 0; j < H; ++j) cb[j] = gf[j] * cb[j] + gi[j] * gc[j];
+          if (P)
+            for (int64_t j = 0; j < H; ++j) go[j] += P[H + j] * cb[j];
+          f.apply(go, H, attrs_.clip);
+          std::copy(cb, cb + H, cell_out.begin());
+          h.apply(cell_out.data(), H, 0.f);
+          for (int64_t j = 0; j < H; ++j) hb[j] = go[j] * cell_out[size_t(j)];
         }
         run.store_state(hs);
         run.store_state(cs);

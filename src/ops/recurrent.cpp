@@ -5,25 +5,28 @@
 #include <cstring>
 #include <map>
 
+#include "kernels/unary.h"
 #include "ops/compute_buffer.h"
 
 namespace mpa {
 
-float RecurrentActivation::operator()(float x) const {
+void RecurrentActivation::apply(float* v, int64_t n, float clip) const {
+  if (clip > 0)
+    for (int64_t i = 0; i < n; ++i) v[i] = std::min(std::max(v[i], -clip), clip);
+  const float a = alpha, b = beta;
   switch (kind) {
-    case Kind::Sigmoid: return x >= 0 ? 1.f / (1.f + std::exp(-x)) : std::exp(x) / (1.f + std::exp(x));
-    case Kind::Tanh: return std::tanh(x);
-    case Kind::Relu: return x > 0 ? x : 0.f;
-    case Kind::Affine: return alpha * x + beta;
-    case Kind::LeakyRelu: return x >= 0 ? x : alpha * x;
-    case Kind::ThresholdedRelu: return x > alpha ? x : 0.f;
-    case Kind::ScaledTanh: return alpha * std::tanh(beta * x);
-    case Kind::HardSigmoid: return std::max(0.f, std::min(1.f, alpha * x + beta));
-    case Kind::Elu: return x >= 0 ? x : alpha * (std::exp(x) - 1.f);
-    case Kind::Softsign: return x / (1.f + std::fabs(x));
-    case Kind::Softplus: return std::log1p(std::exp(-std::fabs(x))) + std::max(x, 0.f);
+    case Kind::Sigmoid: for (int64_t i = 0; i < n; ++i) v[i] = SigmoidF{}(v[i]); break;
+    case Kind::Tanh: for (int64_t i = 0; i < n; ++i) v[i] = dmath::tanh(v[i]); break;
+    case Kind::Relu: for (int64_t i = 0; i < n; ++i) v[i] = v[i] > 0 ? v[i] : 0.f; break;
+    case Kind::Affine: for (int64_t i = 0; i < n; ++i) v[i] = a * v[i] + b; break;
+    case Kind::LeakyRelu: for (int64_t i = 0; i < n; ++i) v[i] = v[i] >= 0 ? v[i] : a * v[i]; break;
+    case Kind::ThresholdedRelu: for (int64_t i = 0; i < n; ++i) v[i] = v[i] > a ? v[i] : 0.f; break;
+    case Kind::ScaledTanh: for (int64_t i = 0; i < n; ++i) v[i] = a * dmath::tanh(b * v[i]); break;
+    case Kind::HardSigmoid: for (int64_t i = 0; i < n; ++i) v[i] = std::max(0.f, std::min(1.f, a * v[i] + b)); break;
+    case Kind::Elu: for (int64_t i = 0; i < n; ++i) v[i] = v[i] >= 0 ? v[i] : a * (dmath::exp(v[i]) - 1.f); break;
+    case Kind::Softsign: for (int64_t i = 0; i < n; ++i) v[i] = SoftsignF{}(v[i]); break;
+    case Kind::Softplus: for (int64_t i = 0; i < n; ++i) v[i] = SoftplusF{}(v[i]); break;
   }
-  return x;
 }
 
 namespace {

@@ -18,7 +18,8 @@ struct RecurrentActivation {
   enum class Kind { Sigmoid, Tanh, Relu, Affine, LeakyRelu, ThresholdedRelu, ScaledTanh, HardSigmoid, Elu, Softsign, Softplus };
   Kind kind = Kind::Sigmoid;
   float alpha = 0, beta = 0;
-  float operator()(float x) const;
+  // v[i] = f(clip(v[i])) over a gate's values (one loop per kind, so it vectorises; clip 0: none).
+  void apply(float* v, int64_t n, float clip) const;
 };
 
 struct RecurrentAttrs {
@@ -34,7 +35,6 @@ struct RecurrentAttrs {
   const RecurrentActivation& activation(int direction, size_t which, size_t per_direction) const {
     return activations[size_t(direction) * per_direction + which];
   }
-  float clipped(float x) const { return clip > 0 ? std::min(std::max(x, -clip), clip) : x; }
 };
 
 // The sequence in step order for one run: shapes, lengths, projections, and the outputs to fill.

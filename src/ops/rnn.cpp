@@ -23,7 +23,9 @@ class RnnOp : public OpKernel {
         for (int64_t b = 0; b < B; ++b) {
           if (s >= run.length(b)) continue;
           const float* x = run.projected(d).data() + (run.time(d, s, b) * B + b) * H;
-          for (int64_t j = 0; j < H; ++j) hs[size_t(b * H + j)] = f(attrs_.clipped(x[j] + rec[size_t(b * H + j)] + Rb[j]));
+          float* hb = hs.data() + b * H;
+          for (int64_t j = 0; j < H; ++j) hb[j] = x[j] + rec[size_t(b * H + j)] + Rb[j];
+          f.apply(hb, H, attrs_.clip);
         }
         run.store_state(hs);
         for (int64_t b = 0; b < B; ++b)
