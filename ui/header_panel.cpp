@@ -55,11 +55,16 @@ void HeaderPanel::Draw(const ReportModel& model, DashboardSelection& selection, 
   ImGui::PopStyleColor(2);
   const TargetView& view = model.target_view(selection.target);
   ImGui::SameLine();
-  ImGui::TextColored(verdict_color(report::Verdict::Unsafe), "%d unsafe", view.unsafe_count);
+  // A zero count in grey: a verdict colour on screen always means nodes with that verdict.
+  const auto count = [](int n, const char* what, report::Verdict verdict) {
+    if (n > 0) ImGui::TextColored(verdict_color(verdict), "%d %s", n, what);
+    else ImGui::TextDisabled("0 %s", what);
+  };
+  count(view.unsafe_count, "unsafe", report::Verdict::Unsafe);
   ImGui::SameLine();
-  ImGui::TextColored(verdict_color(report::Verdict::Warn), "%d warn", view.warn_count);
+  count(view.warn_count, "warn", report::Verdict::Warn);
   ImGui::SameLine();
-  ImGui::TextColored(verdict_color(report::Verdict::Safe), "%d safe", view.safe_count);
+  count(view.safe_count, "safe", report::Verdict::Safe);
   ImGui::SameLine();
   ImGui::TextDisabled("| %lld sample%s%s, reference %s, accumulate %s, profile %s",
                       static_cast<long long>(r.config.samples), r.config.samples == 1 ? "" : "s",

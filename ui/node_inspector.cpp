@@ -224,7 +224,7 @@ void neighbours(const ReportModel& model, DashboardSelection& selection, const r
 void NodeInspectorPanel::Draw(const ReportModel& model, DashboardSelection& selection, bool* open) {
   if (!ImGui::Begin("Node inspector", open)) return ImGui::End();
   if (selection.node < 0 || selection.node >= model.node_count() || selection.target.empty()) {
-    ImGui::TextDisabled("select a node in the table, the plot or the alerts");
+    ImGui::TextDisabled("select a node in the table, the graph, the plot or the alerts");
     return ImGui::End();
   }
   const report::NodeStats& node = model.node(selection.node);

@@ -80,16 +80,25 @@ void NodeTablePanel::Draw(const ReportModel& model, DashboardSelection& selectio
     rows_dirty = true;
   }
 
-  const ImGuiTableFlags flags = ImGuiTableFlags_Sortable | ImGuiTableFlags_SortMulti | ImGuiTableFlags_RowBg |
-                                ImGuiTableFlags_BordersOuter | ImGuiTableFlags_BordersV | ImGuiTableFlags_Resizable |
-                                ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingFixedFit;
+  // In a narrow window (the inspector view) the name keeps a readable width and the table scrolls sideways;
+  // otherwise the name takes whatever room the figures leave.
+  const float name_width = ImGui::GetFontSize() * 16;
+  const bool narrow = ImGui::GetContentRegionAvail().x < ImGui::GetFontSize() * 62;
+  ImGuiTableFlags flags = ImGuiTableFlags_Sortable | ImGuiTableFlags_SortMulti | ImGuiTableFlags_RowBg |
+                          ImGuiTableFlags_BordersOuter | ImGuiTableFlags_BordersV | ImGuiTableFlags_Resizable |
+                          ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingFixedFit;
+  if (narrow) flags |= ImGuiTableFlags_ScrollX;
   if (!ImGui::BeginTable("nodes", kColumns, flags)) return ImGui::End();
-  ImGui::TableSetupScrollFreeze(0, 1);
+  ImGui::TableSetupScrollFreeze(1, 1);
   for (int c = 0; c < kColumns; ++c) {
     ImGuiTableColumnFlags column_flags =
         c == column_index(NodeColumn::Index) ? ImGuiTableColumnFlags_DefaultSort : ImGuiTableColumnFlags_None;
-    if (c == column_index(NodeColumn::Name)) column_flags |= ImGuiTableColumnFlags_WidthStretch;
-    ImGui::TableSetupColumn(kColumnSpecs[c].label, column_flags, 0, static_cast<ImGuiID>(c));
+    float width = 0;
+    if (c == column_index(NodeColumn::Name)) {
+      column_flags |= narrow ? ImGuiTableColumnFlags_WidthFixed : ImGuiTableColumnFlags_WidthStretch;
+      width = narrow ? name_width : 0;
+    }
+    ImGui::TableSetupColumn(kColumnSpecs[c].label, column_flags, width, static_cast<ImGuiID>(c));
   }
   // Headers by hand so that each explains its column on hover.
   ImGui::TableNextRow(ImGuiTableRowFlags_Headers);

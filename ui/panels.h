@@ -2,14 +2,16 @@
 // with Draw(const ReportModel&, DashboardSelection&, bool* open), implemented in ui/<panel>.cpp. Panels
 // read the report model only; the selection is how a click in one panel moves the others.
 //
-// To add a panel: declare its struct here, implement it in its own file, and draw it from the frame loop in
-// ui/dashboard.cpp (which also places it on first use).
+// To add a panel: declare its struct here, implement it in its own file, and draw it in the views that show
+// it in ui/dashboard.cpp's draw_view (which also places it), holding its state in dashboard.cpp's Session.
 #pragma once
 #include <imgui.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "ui/graph_model.h"
 #include "ui/report_model.h"
 #include "ui/view_model.h"
 
@@ -50,6 +52,45 @@ struct NodeTablePanel {
 struct NodeInspectorPanel {
   bool log_counts = true;  // histogram bar heights on a log scale: a few overflowing values stay visible
   void Draw(const ReportModel& model, DashboardSelection& selection, bool* open);
+};
+
+// The graph: nodes laid out in layers on a worker thread, collapsed by name scope (groups show their worst
+// bin and a verdict bar), coloured by a metric with a legend; pan, zoom, click to select or open a group.
+struct GraphPanel {
+  GraphMetric metric = GraphMetric::Verdict;
+  bool expand_all_at_start = false;  // open every group on the first layout (else: as many as stay readable)
+  bool fit_all_at_start = false;     // start zoomed out to the whole graph (else: readable, around the selection)
+  GraphPanel();
+  ~GraphPanel();  // stops the layout worker
+  void Draw(const ReportModel& model, DashboardSelection& selection, bool* open);
+  // A layout is running or none has landed yet (a screenshot waits for it; frames never do).
+  bool layout_pending() const;
+  // Items in the last layout that landed and its time from start to the frame that showed it (ms).
+  std::pair<int, double> last_layout() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+// One screen summary: gate result and verdict counts per format, model facts, the selected format's top
+// culprits, first unsafe node and first error jump, error along execution order, verdicts by op type.
+struct ReportCardPanel {
+  void Draw(const ReportModel& model, DashboardSelection& selection, bool* open);
+};
+
+// Every node's exponent histogram as one row of a heat map along execution order, inside the format's
+// window (flush, subnormal, normal, overflow); hover for counts, click to select.
+struct HistogramsPanel {
+  bool show_propagated = false;  // the propagated run's histograms instead of the reference's
+  bool per_row_scale = true;     // each row scaled to its own largest bin (else one scale for all)
+  void Draw(const ReportModel& model, DashboardSelection& selection, bool* open);
+
+ private:
+  std::vector<std::vector<int64_t>> rows_;  // per node: its outputs' histograms summed (ExpHistogram bins)
+  std::string rows_key_;                    // target and run the rows were summed for
+  const ReportModel* rows_model_ = nullptr;
+  int last_selection_ = -1;
 };
 
 // [SECTION] Shared look: one place for the verdict colours and number formatting every panel uses.

@@ -24,6 +24,7 @@ NodeFigures figures_of(const report::NodeStats& node, const std::string& target)
     const auto it = tensor.targets.find(target);
     if (it == tensor.targets.end()) continue;
     const report::TensorTarget& t = it->second;
+    ++f.measured_outputs;
     const double absmax = tensor.range.absmax();
     f.absmax = std::max(f.absmax, absmax);
     if (format) f.headroom_bits = min_measured(f.headroom_bits, probes::FormatFit::headroom_bits(*format, absmax));

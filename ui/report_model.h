@@ -25,6 +25,7 @@ struct NodeFigures {
   double propagated_cosine = NAN;
   int64_t propagated_nonfinite = 0;   // NaN/Inf in the propagated run where the reference is finite
   int64_t isolated_nonfinite = 0;
+  int measured_outputs = 0;           // float outputs with figures against this target
 };
 
 // The first node (in execution order) that shows a problem, and how many nodes show it.
@@ -68,6 +69,9 @@ class ReportModel {
 struct DashboardSelection {
   std::string target;
   int node = -1;
+  // A panel asks for the node table with this filter (e.g. a group's nodes, to sort them); the dashboard
+  // shows the table and clears it.
+  std::string table_filter_request;
   void select_node(int index) {
     changed_this_frame = changed_this_frame || index != node;
     node = index;

@@ -174,4 +174,29 @@ FormatZones format_zones(Format format) {
   return {std::log2(bounds.flush_limit), std::log2(format_traits(format).min_normal), std::log2(bounds.max_finite)};
 }
 
+const char* view_name(DashboardView view) {
+  switch (view) {
+    case DashboardView::Table: return "table";
+    case DashboardView::Graph: return "graph";
+    case DashboardView::Inspector: return "inspector";
+    case DashboardView::Histograms: return "histograms";
+    case DashboardView::Card: return "card";
+  }
+  return "table";
+}
+
+std::optional<DashboardView> parse_view(std::string_view name) {
+  for (DashboardView view : kDashboardViews)
+    if (name == view_name(view)) return view;
+  return std::nullopt;
+}
+
+std::optional<std::filesystem::path> settings_file(const char* xdg_config_home, const char* home) {
+  // The XDG base directory spec ignores a relative $XDG_CONFIG_HOME.
+  if (xdg_config_home && *xdg_config_home && std::filesystem::path(xdg_config_home).is_absolute())
+    return std::filesystem::path(xdg_config_home) / "mpaudit" / "imgui.ini";
+  if (home && *home) return std::filesystem::path(home) / ".config" / "mpaudit" / "imgui.ini";
+  return std::nullopt;
+}
+
 }  // namespace mpa::ui

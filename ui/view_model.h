@@ -1,7 +1,9 @@
 // Window-free logic behind the dashboard's panels: the node table's filter language, sort order and hit
-// stepping, a node's value-health counts, and where the inspector's histogram places the format's zones.
-// Nothing here touches ImGui, so tests/ui/test_view_model.cpp checks it without a window.
+// stepping, a node's value-health counts, where the inspector's histogram places the format's zones, the
+// dashboard's view names and where its settings are kept. Nothing here touches ImGui, so
+// tests/ui/test_view_model.cpp and tests/ui/test_graph_model.cpp check it without a window.
 #pragma once
+#include <filesystem>
 #include <optional>
 #include <regex>
 #include <string>
@@ -73,5 +75,16 @@ struct FormatZones {
   double flush_log2, normal_log2, max_log2;
 };
 FormatZones format_zones(Format format);
+
+// The dashboard's views: each a set of panels on one screen (`mpaudit view --view NAME`).
+enum class DashboardView { Table, Graph, Inspector, Histograms, Card };
+inline constexpr DashboardView kDashboardViews[] = {DashboardView::Table, DashboardView::Graph, DashboardView::Inspector,
+                                                    DashboardView::Histograms, DashboardView::Card};
+const char* view_name(DashboardView view);  // "table", "graph", ...
+std::optional<DashboardView> parse_view(std::string_view name);
+
+// Where the window layout is kept between runs: $XDG_CONFIG_HOME/mpaudit/imgui.ini, else
+// $HOME/.config/mpaudit/imgui.ini; nullopt when neither is set (nothing is kept). Either may be null.
+std::optional<std::filesystem::path> settings_file(const char* xdg_config_home, const char* home);
 
 }  // namespace mpa::ui

@@ -5,7 +5,14 @@
 namespace mpa::cli {
 
 void add_input_options(CLI::App& app, InputOptions& o, bool with_samples) {
-  app.add_option("--input", o.files, "NAME=FILE.npy or NAME=FILE.pb (repeatable)")->group("Inputs");
+  app.add_option("--input", o.files,
+                 "NAME=FILE (.npy, .pb, an image .jpg/.jpeg/.png/.bmp, audio .wav) or NAME=NUMBER for a scalar input "
+                 "(repeatable)")
+      ->group("Inputs");
+  app.add_option("--preprocess", o.preprocess,
+                 "NAME:KEY=VALUE,... for an image or .wav input (repeatable): resize=HxW, layout=nchw|nhwc, rgb|bgr|gray, "
+                 "scale=S (e.g. 1/255), mean=M[/M/M], std=S[/S/S]; offset=N, length=N, mono")
+      ->group("Inputs");
   app.add_option("--inputs", o.inputs, "FILE.npz (one array per input) or a folder with one sample per subfolder")
       ->group("Inputs");
   app.add_flag("--random-inputs", o.random, "fill inputs not given otherwise with seeded random values")->group("Inputs");

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <thread>
 
 #include "cli/arg_groups.h"
@@ -19,7 +20,7 @@ namespace {
 struct RunOptions {
   std::string model;
   InputOptions inputs;
-  std::string save_outputs;
+  std::string save_outputs, save_inputs;
   int threads = 0;
   int repeat = 0;
   std::string precision = "fp32", accumulation = "fp32", profile = "generic";
@@ -81,6 +82,16 @@ void print_summary(const std::string& name, const Tensor& t) {
   std::printf("\n");
 }
 
+// Writes each tensor as DIR/NAME.npy ('/', '\\' and ':' in names become '_').
+void save_tensors(const std::string& dir, const TensorMap& tensors, const std::function<Tensor(const Tensor&)>& encode) {
+  std::filesystem::create_directories(dir);
+  for (const auto& [name, tensor] : tensors) {
+    std::string file = name;
+    std::replace_if(file.begin(), file.end(), [](char c) { return c == '/' || c == '\\' || c == ':'; }, '_');
+    write_npy(std::filesystem::path(dir) / (file + ".npy"), encode(tensor));
+  }
+}
+
 int run_model(const RunOptions& opt) {
   const auto load_start = std::chrono::steady_clock::now();
   const Model model = load_model(opt.model);
@@ -103,6 +114,10 @@ int run_model(const RunOptions& opt) {
   Session session(model.graph, session_options);
   const double load_ms = elapsed_ms(load_start);
   const TensorMap feeds = SampleSource(*model.graph, opt.inputs).sample(0);
+  if (!opt.save_inputs.empty()) {
+    save_tensors(opt.save_inputs, feeds, [](const Tensor& t) { return t; });
+    std::printf("saved %zu inputs to %s\n", feeds.size(), opt.save_inputs.c_str());
+  }
 
   TensorMap outputs;
   if (opt.repeat > 0) outputs = session.run(feeds);  // warm-up: first-touch allocations and thread start-up
@@ -114,13 +129,8 @@ int run_model(const RunOptions& opt) {
   }
   for (const ValueInfo& out : model.graph->outputs) print_summary(out.name, outputs.at(out.name));
   if (!opt.save_outputs.empty()) {
-    std::filesystem::create_directories(opt.save_outputs);
-    for (const auto& [name, tensor] : outputs) {
-      std::string file = name;
-      std::replace_if(file.begin(), file.end(), [](char c) { return c == '/' || c == '\\' || c == ':'; }, '_');
-      const Tensor encoded = opt.raw_format ? encode_in_format(tensor, *precision) : tensor;
-      write_npy(std::filesystem::path(opt.save_outputs) / (file + ".npy"), encoded);
-    }
+    save_tensors(opt.save_outputs, outputs,
+                 [&](const Tensor& t) { return opt.raw_format ? encode_in_format(t, *precision) : t; });
     std::printf("saved %zu outputs to %s\n", outputs.size(), opt.save_outputs.c_str());
   }
   if (opt.repeat > 0) {
@@ -152,6 +162,8 @@ Action add_run(CLI::App& app) {
   app.add_option("model", opt->model, "ONNX model file")->required();
   add_input_options(app, opt->inputs, false);
   app.add_option("--save-outputs", opt->save_outputs, "write each graph output as DIR/NAME.npy");
+  app.add_option("--save-inputs", opt->save_inputs,
+                 "write each input as fed (after decoding and --preprocess) as DIR/NAME.npy, e.g. for another runtime");
   add_thread_option(app, opt->threads);
   app.add_option("--precision", opt->precision, "fp32 (default), fp64, or an emulated format: fp16, bf16, fp8e4m3, fp8e5m2, tf32");
   app.add_option("--keep-fp32", opt->keep_fp32, "nodes to keep in fp32 when --precision is lower (repeatable; "

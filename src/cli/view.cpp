@@ -6,6 +6,8 @@ namespace mpa::cli {
 
 Action add_view(CLI::App& app) {
   auto options = std::make_shared<ui::DashboardOptions>();
+  auto view_text = std::make_shared<std::string>();
+  auto metric_text = std::make_shared<std::string>();
   app.add_option("report", options->report_path, "report written by `mpaudit audit --json` or `mpaudit merge`")
       ->required()
       ->check(CLI::ExistingFile);
@@ -15,7 +17,37 @@ Action add_view(CLI::App& app) {
   app.add_option("--height", options->height, "window height in pixels")->check(CLI::Range(240, 8192));
   app.add_option("--select", options->selected_node, "node shown in the inspector at start");
   app.add_option("--filter", options->node_filter, "initial node table filter, e.g. 'overflow>0' or 'MatMul iso.sqnr_db<40'");
-  return [options] { return ui::run_dashboard(*options); };
+  app.add_option("--font-scale", options->font_scale,
+                 "scale fonts and sizes (default: the monitor's content scale, e.g. 2 on HiDPI)")
+      ->check(CLI::Range(0.5, 4.0));
+  app.add_option("--view", *view_text, "view shown at start: table (default), graph, inspector, histograms or card")
+      ->check(CLI::IsMember({"table", "graph", "inspector", "histograms", "card"}));
+  app.add_option("--colour-by", *metric_text,
+                 "graph colour (and --export-node-data figure): verdict (default), iso.sqnr_db, prop.sqnr_db, headroom, "
+                 "overflow, flush")
+      ->check(CLI::IsMember({"verdict", "iso.sqnr_db", "prop.sqnr_db", "headroom", "overflow", "flush"}));
+  app.add_flag("--expand-all", options->expand_all, "graph: open every name-scope group at start");
+  app.add_flag("--fit-graph", options->fit_graph,
+               "graph: start zoomed out to the whole graph (default: a large graph opens readable around the selection)");
+  app.add_option("--bench-frames", options->bench_frames,
+                 "once the view is settled, render N frames, print median/p95/max frame time and exit")
+      ->check(CLI::Range(1, 100000));
+  app.add_option("--export-node-data", options->export_node_data,
+                 "write per-node figures of the first target as Model Explorer node data (JSON) and exit; no window");
+  app.add_option("--graph-id", options->graph_id, "graph id in the node data file (default main_graph, torch.onnx's name)");
+  return [options, view_text, metric_text] {
+    if (!view_text->empty()) {
+      options->view = *ui::parse_view(*view_text);
+      options->view_given = true;
+    }
+    const std::pair<const char*, ui::GraphMetric> metrics[] = {
+        {"verdict", ui::GraphMetric::Verdict},   {"iso.sqnr_db", ui::GraphMetric::IsolatedSqnr},
+        {"prop.sqnr_db", ui::GraphMetric::PropagatedSqnr}, {"headroom", ui::GraphMetric::Headroom},
+        {"overflow", ui::GraphMetric::Overflow}, {"flush", ui::GraphMetric::Flushed}};
+    for (const auto& [name, metric] : metrics)
+      if (*metric_text == name) options->graph_metric = metric;
+    return ui::run_dashboard(*options);
+  };
 }
 
 }  // namespace mpa::cli

@@ -1,12 +1,20 @@
 #include "io/inputs.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
+#include <limits>
 #include <map>
+#include <optional>
 
+#include "io/image.h"
 #include "io/npy.h"
+#include "io/wav.h"
 #include "model/loader.h"
+#include "tensor/dispatch.h"
 
 namespace mpa {
 
@@ -25,6 +33,63 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 }
 
 Tensor read_tensor_file(const std::string& file) { return ends_with(file, ".pb") ? load_tensor_pb(file) : read_npy(file); }
+
+std::string lower_extension(const std::string& file) {
+  std::string ext = fs::path(file).extension().string();
+  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return ext;
+}
+
+bool is_image_extension(const std::string& ext) { return ext == ".jpg" || ext == ".jpeg" || ext == ".png" || ext == ".bmp"; }
+
+constexpr uint64_t kMaxMediaBytes = uint64_t{1} << 31;
+
+// A number for a scalar input (shape [] or [1]), in the declared element type. nullopt when the text is no
+// number at all (then it is taken for a file name); fails when it is a number that does not fit.
+std::optional<Tensor> parse_scalar_input(const ValueInfo& info, const std::string& text, const std::string& what) {
+  const DType dtype = info.elem_type == 0 ? DType::Float32 : static_cast<DType>(info.elem_type);
+  const bool boolean_word = text == "true" || text == "false";
+  char* end = nullptr;
+  const double as_double = text.empty() || std::isspace(static_cast<unsigned char>(text[0])) ? 0 : std::strtod(text.c_str(), &end);
+  const bool numeric = end == text.c_str() + text.size() && !text.empty();
+  if (!numeric && !boolean_word) return std::nullopt;
+  require(dtype_is_supported(info.elem_type == 0 ? 1 : info.elem_type),
+          what + ": the model declares " + onnx_type_name(info.elem_type) + ", which a number cannot fill");
+  Shape shape;
+  if (info.has_shape && !info.dims.empty()) {
+    require(info.dims.size() == 1 && (info.dims[0] == 1 || info.dims[0] < 0),
+            what + ": a number fills a scalar input (shape [] or [1]); the model declares " + declared_shape_str(info));
+    shape = {1};
+  }
+  Tensor t(dtype, shape);
+  visit_dtype(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = compute_t<T>;
+    T* out = t.data<T>();
+    if constexpr (std::is_same_v<T, bool>) {
+      require(boolean_word || text == "0" || text == "1", what + ": the model declares bool: expected true, false, 1 or 0");
+      out[0] = text == "true" || text == "1";
+    } else {
+      require(!boolean_word, what + ": the model declares " + dtype_name(dtype) + ", not bool");
+      if constexpr (std::is_floating_point_v<C>) {
+        out[0] = store<T>(static_cast<C>(as_double));
+      } else {
+        // Integers are parsed as integers, so int64 values beyond 2^53 stay exact.
+        errno = 0;
+        char* int_end = nullptr;
+        const bool negative = text[0] == '-';
+        const long long s = negative ? std::strtoll(text.c_str(), &int_end, 10) : 0;
+        const unsigned long long u = negative ? 0 : std::strtoull(text.c_str(), &int_end, 10);
+        require(int_end == text.c_str() + text.size(), what + ": the model declares " + dtype_name(dtype) + ": expected an integer");
+        const bool fits = errno == 0 && (negative ? std::is_signed_v<T> && s >= static_cast<long long>(std::numeric_limits<T>::min())
+                                                  : u <= static_cast<unsigned long long>(std::numeric_limits<T>::max()));
+        require(fits, what + ": " + text + " does not fit " + dtype_name(dtype));
+        out[0] = negative ? static_cast<T>(s) : static_cast<T>(u);
+      }
+    }
+  });
+  return t;
+}
 
 // Seeded values that are the same on every platform: a SplitMix64 stream, Box-Muller for normals.
 class Random {
@@ -47,6 +112,34 @@ class Random {
 };
 
 }  // namespace
+
+Tensor read_input_value(const ValueInfo& declared, const std::string& text, const Preprocess* preprocess) {
+  const std::string what = "input '" + declared.name + "' (" + text + ")";
+  try {
+    const std::string ext = lower_extension(text);
+    const bool media = is_image_extension(ext) || ext == ".wav";
+    require(media || preprocess == nullptr,
+            "input '" + declared.name + "': --preprocess applies to images (.jpg, .jpeg, .png, .bmp) and .wav files, not to '" +
+                text + "'");
+    if (ext == ".npy" || ext == ".pb") return read_tensor_file(text);
+    const Preprocess none;
+    if (is_image_extension(ext))
+      return image_input(read_file_bytes(text, kMaxMediaBytes), declared, preprocess ? *preprocess : none, what);
+    if (ext == ".wav") return audio_input(read_file_bytes(text, kMaxMediaBytes), declared, preprocess ? *preprocess : none, what);
+    if (auto scalar = parse_scalar_input(declared, text, what)) return *scalar;
+    std::error_code ec;
+    require(!fs::exists(text, ec), what + ": unsupported file type '" + ext +
+                                       "' (expected .npy, .pb, .jpg, .jpeg, .png, .bmp or .wav)");
+    fail(what + ": neither a number nor a file ending in .npy, .pb, .jpg, .jpeg, .png, .bmp or .wav");
+  } catch (const UnsupportedType&) {
+    throw;
+  } catch (const Error& e) {
+    // Messages from the file readers name the file; say which input it was for.
+    const std::string message = e.what();
+    if (message.rfind("input '" + declared.name + "'", 0) == 0) throw;
+    throw Error("input '" + declared.name + "': " + message);
+  }
+}
 
 Shape parse_shape(const std::string& text, const std::string& what) {
   Shape shape;
@@ -84,14 +177,39 @@ SampleSource::SampleSource(const Graph& graph, InputOptions options) : graph_(gr
       for (auto& [name, tensor] : read_npz(options_.inputs)) {
         check_name(name, options_.inputs);
         fixed_[name] = std::move(tensor);
+        sources_[name] = options_.inputs;
       }
     }
   }
-  for (const std::string& spec : options_.files) {
-    const auto [name, file] = split_assignment(spec, "--input");
-    check_name(name, "--input " + spec);
-    fixed_[name] = read_tensor_file(file);
+  std::map<std::string, Preprocess> preprocess;
+  for (const std::string& spec : options_.preprocess) {
+    // The last colon splits: TensorFlow input names carry one ("input_1:0").
+    const size_t colon = spec.rfind(':');
+    require(colon != std::string::npos && colon > 0,
+            "--preprocess '" + spec + "': expected NAME:KEY=VALUE,... (e.g. image:resize=224x224,scale=1/255)");
+    const std::string name = spec.substr(0, colon);
+    check_name(name, "--preprocess " + spec);
+    require(!preprocess.count(name), "--preprocess " + name + ": given twice (put its options in one, comma-separated)");
+    preprocess[name] = parse_preprocess(spec.substr(colon + 1), "--preprocess " + name);
   }
+  for (const std::string& spec : options_.files) {
+    const auto [name, text] = split_assignment(spec, "--input");
+    check_name(name, "--input " + spec);
+    ValueInfo info;
+    if (declared.count(name)) {
+      info = *declared.at(name);
+    } else {  // an initializer fed as an input: its own type and shape are the declaration
+      const Tensor& init = graph.initializers.at(name);
+      info.name = name, info.elem_type = static_cast<int32_t>(init.dtype()), info.has_shape = true, info.dims = init.shape();
+      info.dim_params.assign(init.shape().size(), "");
+    }
+    const auto pre = preprocess.find(name);
+    fixed_[name] = read_input_value(info, text, pre == preprocess.end() ? nullptr : &pre->second);
+    sources_[name] = text;
+  }
+  for (const auto& [name, options] : preprocess)
+    require(fixed_.count(name) && sources_.count(name),
+            "--preprocess " + name + ": input '" + name + "' is not given an image or .wav file with --input");
   for (const std::string& spec : options_.shapes) {
     const auto [name, text] = split_assignment(spec, "--shape");
     check_name(name, "--shape " + spec);
@@ -125,7 +243,34 @@ SampleSource::SampleSource(const Graph& graph, InputOptions options) : graph_(gr
             "input '" + in.name + "' was not given: use --input " + in.name + "=FILE.npy, --inputs or random inputs");
 }
 
-Tensor SampleSource::random_input(const ValueInfo& info, uint64_t stream) const {
+std::map<std::string, int64_t> SampleSource::bind_symbolic_dims(const TensorMap& feeds, const Sources& sources) const {
+  std::map<std::string, std::pair<int64_t, std::string>> bound;  // dim name -> size, and who bound it
+  auto bind = [&](const ValueInfo& in, const Shape& shape, const std::string& who) {
+    if (!in.has_shape || in.dims.size() != shape.size()) return;  // the session reports rank mismatches
+    for (size_t i = 0; i < shape.size(); ++i) {
+      const std::string& param = in.dim_params[i];
+      if (in.dims[i] >= 0 || param.empty() || param == "?") continue;
+      const auto [it, inserted] = bound.try_emplace(param, shape[i], who);
+      require(inserted || it->second.first == shape[i],
+              "symbolic dimension '" + param + "' is " + std::to_string(it->second.first) + " in " + it->second.second +
+                  " but " + std::to_string(shape[i]) + " in " + who);
+    }
+  };
+  for (const ValueInfo& in : graph_.inputs) {
+    const auto f = feeds.find(in.name);
+    if (f == feeds.end()) continue;
+    const auto s = sources.find(in.name);
+    bind(in, f->second.shape(), "input '" + in.name + "'" + (s == sources.end() ? "" : " (" + s->second + ")"));
+  }
+  for (const ValueInfo& in : graph_.inputs)
+    if (shapes_.count(in.name) && !feeds.count(in.name))
+      bind(in, shapes_.at(in.name), "--shape " + in.name + "=" + shape_str(shapes_.at(in.name)));
+  std::map<std::string, int64_t> sizes;
+  for (const auto& [param, size_and_who] : bound) sizes[param] = size_and_who.first;
+  return sizes;
+}
+
+Tensor SampleSource::random_input(const ValueInfo& info, uint64_t stream, const std::map<std::string, int64_t>& dims) const {
   require(info.elem_type != 0 && dtype_is_supported(info.elem_type),
           "input '" + info.name + "' has element type " + onnx_type_name(info.elem_type) + ", which random inputs cannot fill");
   Shape shape;
@@ -133,7 +278,11 @@ Tensor SampleSource::random_input(const ValueInfo& info, uint64_t stream) const 
     shape = shapes_.at(info.name);
   } else {
     require(info.has_shape, "input '" + info.name + "' declares no shape: give one with --shape " + info.name + "=...");
-    for (int64_t d : info.dims) shape.push_back(d >= 0 ? d : 1);  // symbolic dims default to 1
+    // Symbolic dims take the size the given inputs bound them to, else 1.
+    for (size_t i = 0; i < info.dims.size(); ++i) {
+      const auto bound = dims.find(info.dim_params[i]);
+      shape.push_back(info.dims[i] >= 0 ? info.dims[i] : bound != dims.end() ? bound->second : 1);
+    }
   }
   Distribution dist;
   const DType dtype = static_cast<DType>(info.elem_type);
@@ -163,6 +312,7 @@ Tensor SampleSource::random_input(const ValueInfo& info, uint64_t stream) const 
 TensorMap SampleSource::sample(int64_t index) const {
   require(index >= 0 && index < count_, "sample " + std::to_string(index) + " out of range");
   TensorMap feeds = fixed_;
+  Sources sources = sources_;
   if (!sample_dirs_.empty()) {
     const fs::path dir = sample_dirs_[static_cast<size_t>(index)];
     std::vector<fs::path> files;
@@ -185,8 +335,10 @@ TensorMap SampleSource::sample(int64_t index) const {
         name = graph_.inputs[positional++].name;
       }
       feeds[name] = read_tensor_file(file.string());
+      sources[name] = file.string();
     }
   }
+  const std::map<std::string, int64_t> dims = bind_symbolic_dims(feeds, sources);
   if (options_.random) {
     // One independent stream per (seed, sample, input): shards regenerate exactly the samples they own.
     uint64_t input_index = 0;
@@ -194,7 +346,7 @@ TensorMap SampleSource::sample(int64_t index) const {
       ++input_index;
       if (feeds.count(in.name)) continue;
       const uint64_t stream = options_.seed * 0x9E3779B97F4A7C15ull ^ (static_cast<uint64_t>(index) << 20) ^ input_index;
-      feeds[in.name] = random_input(in, stream);
+      feeds[in.name] = random_input(in, stream, dims);
     }
   }
   for (const ValueInfo& in : graph_.inputs) require(feeds.count(in.name), "input '" + in.name + "' has no value in sample " + std::to_string(index));

@@ -193,11 +193,10 @@ struct GraphLoader {
       info.elem_type = type.tensor_type().elem_type();
       if (type.tensor_type().has_shape()) {
         info.has_shape = true;
+        // A negative dim_value (older paddle2onnx exports write -1) declares a dynamic dim, as onnxruntime reads it.
         for (const auto& d : type.tensor_type().shape().dim()) {
-          info.dims.push_back(d.has_dim_value() ? d.dim_value() : -1);
+          info.dims.push_back(d.has_dim_value() && d.dim_value() >= 0 ? d.dim_value() : -1);
           info.dim_params.push_back(d.has_dim_param() ? d.dim_param() : "");
-          require(!d.has_dim_value() || d.dim_value() >= 0,
-                  file + ": value '" + v.name() + "' declares negative dimension " + std::to_string(d.dim_value()));
         }
       }
     } else if (v.has_type()) {

@@ -8,21 +8,13 @@
 #include "support/run_cli.h"
 
 using mpa::test::CliResult;
+using mpa::test::expect_clean_error;
 using mpa::test::ModelBuilder;
 using mpa::test::run_cli;
 using mpa::test::TempDir;
 using mpa::test::write_whole_file;
 
 namespace {
-
-// The contract: exit 2, exactly one line on stderr, containing every expected fragment.
-void expect_clean_error(const CliResult& r, const std::vector<std::string>& fragments) {
-  EXPECT_EQ(r.exit_code, 2) << r.err;
-  ASSERT_FALSE(r.err.empty());
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-  EXPECT_EQ(r.err.rfind("mpaudit: error: ", 0), 0u) << r.err;
-  for (const auto& f : fragments) EXPECT_NE(r.err.find(f), std::string::npos) << "missing '" << f << "' in: " << r.err;
-}
 
 ModelBuilder relu_model() {
   ModelBuilder b;

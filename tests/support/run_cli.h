@@ -3,11 +3,13 @@
 #pragma once
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "support/model_builder.h"
 
@@ -41,6 +43,15 @@ inline CliResult run_cli(const TempDir& dir, const std::string& args) {
   r.out = read_whole_file(dir / "stdout.txt");
   r.err = read_whole_file(dir / "stderr.txt");
   return r;
+}
+
+// The contract for bad input: exit 2, exactly one line on stderr, containing every expected fragment.
+inline void expect_clean_error(const CliResult& r, const std::vector<std::string>& fragments) {
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  ASSERT_FALSE(r.err.empty());
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_EQ(r.err.rfind("mpaudit: error: ", 0), 0u) << r.err;
+  for (const auto& f : fragments) EXPECT_NE(r.err.find(f), std::string::npos) << "missing '" << f << "' in: " << r.err;
 }
 
 }  // namespace mpa::test

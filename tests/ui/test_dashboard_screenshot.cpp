@@ -1,8 +1,12 @@
-// The dashboard renders a real report headlessly: `mpaudit view --screenshot` under xvfb-run writes a PNG
-// of the requested size that shows something (many distinct colours, not a blank or cleared window).
+// The dashboard renders real reports headlessly: `mpaudit view --screenshot --view V` under xvfb-run writes a
+// PNG of the requested size for every view that shows something (many distinct colours, not a blank or
+// cleared window), with the unsafe verdict colour where the report has unsafe nodes and nowhere in the graph
+// and report card of an all-safe report. Also the node-data export, which needs no window.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <stb_image.h>
 
+#include <memory>
 #include <set>
 
 #include "support/run_cli.h"
@@ -13,47 +17,122 @@ using mpa::test::CliResult;
 using mpa::test::run_cli;
 using mpa::test::TempDir;
 
-// The bundled attention block: its fp16 audit has unsafe nodes, NaN/Inf and an overflow to show.
-std::string audit_attention(const TempDir& dir) {
-  const std::string demo = std::string(MPA_SOURCE_DIR) + "/models/demo/";
-  const std::string report = (dir / "attention.json").string();
-  const CliResult audit = run_cli(dir, "audit " + demo + "tiny_attention.onnx --input hidden=" + demo +
-                                           "attention_hidden.npy --input attention_mask=" + demo +
-                                           "attention_mask.npy --target fp16 --target bf16 --quiet --json " + report);
-  EXPECT_EQ(audit.exit_code, 1) << audit.err;  // its gate fails, by design
-  return report;
-}
+const char* const kViews[] = {"table", "graph", "inspector", "histograms", "card"};
+constexpr int kWidth = 1000, kHeight = 700;
 
-TEST(DashboardScreenshot, RendersTheSelectedNodeIntoAPngOfTheRequestedSize) {
-  TempDir dir;
-  const std::string report = audit_attention(dir);
-  const std::string png = (dir / "dashboard.png").string();
-  const std::string view_command = std::string(MPA_XVFB_RUN) + " -a -s '-screen 0 1280x1024x24' " + MPA_CLI_PATH +
-                                   " view " + report + " --screenshot " + png +
-                                   " --width 1000 --height 700 --select mask/scale >" + (dir / "view.txt").string() +
-                                   " 2>&1";
-  ASSERT_EQ(std::system(view_command.c_str()), 0) << mpa::test::read_whole_file(dir / "view.txt");
+// ui/widgets.cpp verdict_color(Unsafe), as ImGui writes it into the framebuffer.
+constexpr unsigned char kUnsafe[3] = {235, 66, 61};
 
-  int width = 0, height = 0, channels = 0;
-  unsigned char* pixels = stbi_load(png.c_str(), &width, &height, &channels, 3);
-  ASSERT_NE(pixels, nullptr) << png << ": " << stbi_failure_reason();
-  EXPECT_EQ(width, 1000);
-  EXPECT_EQ(height, 700);
-  std::set<uint32_t> colours;
-  for (int64_t i = 0; i < int64_t{width} * height; ++i) {
-    const unsigned char* p = pixels + 3 * i;
-    colours.insert(uint32_t{p[0]} << 16 | uint32_t{p[1]} << 8 | p[2]);
+struct Screenshot {
+  int width = 0, height = 0;
+  std::vector<unsigned char> rgb;
+  size_t distinct_colours() const {
+    std::set<uint32_t> colours;
+    for (size_t i = 0; i + 2 < rgb.size(); i += 3) colours.insert(uint32_t{rgb[i]} << 16 | uint32_t{rgb[i + 1]} << 8 | rgb[i + 2]);
+    return colours.size();
   }
-  stbi_image_free(pixels);
-  EXPECT_GT(colours.size(), 50u) << "the screenshot looks blank";
+  int64_t count(const unsigned char colour[3]) const {
+    int64_t n = 0;
+    for (size_t i = 0; i + 2 < rgb.size(); i += 3) n += rgb[i] == colour[0] && rgb[i + 1] == colour[1] && rgb[i + 2] == colour[2];
+    return n;
+  }
+};
+
+// The bundled attention block (fp16: unsafe nodes, NaN/Inf, an overflow) and the bundled CNN (fp16: all
+// safe), audited once for every test here.
+class DashboardScreenshot : public testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = std::make_unique<TempDir>();
+    const std::string demo = std::string(MPA_SOURCE_DIR) + "/models/demo/";
+    attention_ = (*dir_ / "attention.json").string();
+    const CliResult unsafe = run_cli(*dir_, "audit " + demo + "tiny_attention.onnx --input hidden=" + demo +
+                                                "attention_hidden.npy --input attention_mask=" + demo +
+                                                "attention_mask.npy --target fp16 --target bf16 --quiet --json " + attention_);
+    EXPECT_EQ(unsafe.exit_code, 1) << unsafe.err;  // its gate fails, by design
+    safe_ = (*dir_ / "cnn.json").string();
+    const CliResult safe = run_cli(*dir_, "audit " + demo + "tiny_cnn.onnx --input image=" + demo +
+                                              "digit.npy --target fp16 --quiet --json " + safe_);
+    EXPECT_EQ(safe.exit_code, 0) << safe.err;
+  }
+  static void TearDownTestSuite() { dir_.reset(); }
+
+  static Screenshot shoot(const std::string& report, const std::string& args) {
+    const std::string png = (*dir_ / "shot.png").string();
+    std::filesystem::remove(png);
+    const std::string command = std::string(MPA_XVFB_RUN) + " -a -s '-screen 0 1280x1024x24' " + MPA_CLI_PATH + " view " +
+                                report + " --screenshot " + png + " --width " + std::to_string(kWidth) + " --height " +
+                                std::to_string(kHeight) + " " + args + " >" + (*dir_ / "view.txt").string() + " 2>&1";
+    Screenshot shot;
+    const int status = std::system(command.c_str());
+    EXPECT_EQ(status, 0) << command << "\n" << mpa::test::read_whole_file(*dir_ / "view.txt");
+    if (status != 0) return shot;
+    int channels = 0;
+    unsigned char* pixels = stbi_load(png.c_str(), &shot.width, &shot.height, &channels, 3);
+    EXPECT_NE(pixels, nullptr) << png << ": " << stbi_failure_reason();
+    if (!pixels) return shot;
+    shot.rgb.assign(pixels, pixels + static_cast<size_t>(shot.width) * static_cast<size_t>(shot.height) * 3);
+    stbi_image_free(pixels);
+    return shot;
+  }
+
+  static std::unique_ptr<TempDir> dir_;
+  static std::string attention_, safe_;
+};
+
+std::unique_ptr<TempDir> DashboardScreenshot::dir_;
+std::string DashboardScreenshot::attention_, DashboardScreenshot::safe_;
+
+TEST_F(DashboardScreenshot, RendersTheSelectedNodeIntoAPngOfTheRequestedSize) {
+  const Screenshot shot = shoot(attention_, "--select mask/scale");
+  EXPECT_EQ(shot.width, kWidth);
+  EXPECT_EQ(shot.height, kHeight);
+  EXPECT_GT(shot.distinct_colours(), 50u) << "the screenshot looks blank";
 }
 
-TEST(DashboardScreenshot, UnknownNodeIsAOneLineError) {
-  TempDir dir;
-  const std::string report = audit_attention(dir);
-  const CliResult r = run_cli(dir, "view " + report + " --screenshot " + (dir / "x.png").string() + " --select nope");
+TEST_F(DashboardScreenshot, EveryViewShowsTheUnsafeNodes) {
+  for (const char* view : kViews) {
+    const Screenshot shot = shoot(attention_, std::string("--view ") + view);
+    EXPECT_EQ(shot.width, kWidth) << view;
+    EXPECT_EQ(shot.height, kHeight) << view;
+    EXPECT_GT(shot.distinct_colours(), 20u) << view << ": the screenshot looks blank";
+    // The table's verdicts, the graph's nodes, the inspector's badge, the histograms' row labels, the
+    // card's counts and bars: all in the unsafe colour.
+    EXPECT_GT(shot.count(kUnsafe), 30) << view << ": no unsafe colour for a report with unsafe nodes";
+  }
+}
+
+TEST_F(DashboardScreenshot, AllSafeReportHasNoUnsafeColourInGraphOrCard) {
+  for (const char* view : {"graph", "card", "histograms"}) {
+    const Screenshot shot = shoot(safe_, std::string("--view ") + view);
+    EXPECT_EQ(shot.width, kWidth) << view;
+    EXPECT_GT(shot.distinct_colours(), 20u) << view << ": the screenshot looks blank";
+    EXPECT_EQ(shot.count(kUnsafe), 0) << view << ": unsafe colour in an all-safe report";
+  }
+}
+
+TEST_F(DashboardScreenshot, GraphColouredByAnotherMetricWithEveryGroupOpen) {
+  const Screenshot shot = shoot(attention_, "--view graph --colour-by prop.sqnr_db --expand-all --select mask/scale");
+  EXPECT_GT(shot.distinct_colours(), 50u);
+  EXPECT_GT(shot.count(kUnsafe), 30) << "propagated SQNR: the nodes after the overflow turn NaN, the worst bin";
+}
+
+TEST_F(DashboardScreenshot, UnknownNodeIsAOneLineError) {
+  const CliResult r = run_cli(*dir_, "view " + attention_ + " --screenshot " + (*dir_ / "x.png").string() + " --select nope");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("no node named 'nope'"), std::string::npos) << r.err;
+}
+
+TEST_F(DashboardScreenshot, ExportsModelExplorerNodeDataWithoutAWindow) {
+  const std::string out = (*dir_ / "node_data.json").string();
+  const CliResult r = run_cli(*dir_, "view " + attention_ + " --export-node-data " + out + " --graph-id g");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto data = nlohmann::json::parse(mpa::test::read_whole_file(out));
+  ASSERT_TRUE(data.contains("g"));
+  const auto& node = data["g"]["results"]["mask/scale"];
+  EXPECT_EQ(node["value"].get<double>(), 2);  // unsafe
+  EXPECT_EQ(node["bgColor"], "#eb423d");
+  EXPECT_EQ(data["g"]["thresholds"].size(), 3u);
 }
 
 }  // namespace

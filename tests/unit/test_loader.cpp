@@ -190,3 +190,14 @@ TEST(Loader, RejectsMalformedGraphsWithMessagesNamingTheNode) {
     EXPECT_NE(msg.find("raw_data has 8 bytes"), std::string::npos) << msg;
   }
 }
+
+TEST(Loader, NegativeDeclaredDimsAreDynamic) {
+  // Older paddle2onnx exports declare dynamic dims as dim_value -1; onnxruntime reads them as unknown.
+  ModelBuilder b;
+  b.input("x", onnx::TensorProto::FLOAT, {1, 3});
+  b.graph().mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_value(-1);
+  b.node("Relu", {"x"}, {"y"});
+  b.output("y");
+  const Model m = load_model_from_bytes(b.bytes(), ".", "m.onnx");
+  EXPECT_EQ(m.graph->inputs[0].dims, (Shape{-1, 3}));
+}

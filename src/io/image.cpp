@@ -1,0 +1,181 @@
+#include "io/image.h"
+
+#include <stb_image.h>
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <memory>
+#include <tuple>
+
+#include "tensor/dispatch.h"
+
+namespace mpa {
+
+namespace {
+
+std::string fmt_size(int64_t h, int64_t w) { return std::to_string(h) + "x" + std::to_string(w); }
+
+// Where height, width and channels sit in the input tensor (-1: no such axis).
+struct Geometry {
+  int rank = 4;
+  int h_axis = 2, w_axis = 3, c_axis = 1;
+};
+
+Geometry geometry_of(const ValueInfo& declared, const Shape& dims, Preprocess::Layout layout, const std::string& what) {
+  Geometry g;
+  g.rank = static_cast<int>(dims.size());
+  require(g.rank >= 2 && g.rank <= 4, what + ": an image fills inputs of rank 2 (HxW), 3 (CHW or HWC) or 4 (NCHW or NHWC); "
+                                      "the model declares " + declared_shape_str(declared));
+  if (g.rank == 2) {
+    require(layout == Preprocess::Layout::Auto, what + ": layout does not apply to a rank-2 (HxW) input");
+    g.h_axis = 0, g.w_axis = 1, g.c_axis = -1;
+    return g;
+  }
+  const int b = g.rank == 4 ? 1 : 0;
+  if (layout == Preprocess::Layout::Auto) {
+    // The axis declared 3 is the channel axis; else one declared 1 or 4 where the other is not; else NCHW.
+    auto channel_like = [&](int axis) { return dims[axis] == 1 || dims[axis] == 3 || dims[axis] == 4; };
+    const bool nhwc = dims[b] != 3 && (dims[b + 2] == 3 || (channel_like(b + 2) && !channel_like(b)));
+    layout = nhwc ? Preprocess::Layout::NHWC : Preprocess::Layout::NCHW;
+  }
+  if (layout == Preprocess::Layout::NCHW) g.c_axis = b, g.h_axis = b + 1, g.w_axis = b + 2;
+  else g.h_axis = b, g.w_axis = b + 1, g.c_axis = b + 2;
+  if (g.rank == 4) require(dims[0] < 0 || dims[0] == 1, what + ": one image fills a batch of 1; the model declares " + declared_shape_str(declared));
+  return g;
+}
+
+}  // namespace
+
+Image decode_image(const std::string& bytes, int channels, const std::string& what) {
+  require(!bytes.empty(), what + ": empty file");
+  require(bytes.size() <= static_cast<size_t>(INT_MAX), what + ": image file too large");
+  int w = 0, h = 0, n = 0;
+  std::unique_ptr<stbi_uc, void (*)(void*)> data(
+      stbi_load_from_memory(reinterpret_cast<const stbi_uc*>(bytes.data()), static_cast<int>(bytes.size()), &w, &h, &n, channels),
+      stbi_image_free);
+  if (!data) fail(what + ": cannot decode image (" + stbi_failure_reason() + "); JPEG, PNG and BMP are supported");
+  Image image;
+  image.height = h, image.width = w, image.channels = channels ? channels : n;
+  const size_t count = static_cast<size_t>(h) * static_cast<size_t>(w) * static_cast<size_t>(image.channels);
+  image.pixels.assign(data.get(), data.get() + count);
+  return image;
+}
+
+Image resize_bilinear(const Image& image, int64_t height, int64_t width) {
+  if (height == image.height && width == image.width) return image;
+  // For each output coordinate: the two source samples and the weight of the second.
+  struct Tap {
+    int64_t i0, i1;
+    float t;
+  };
+  auto taps = [](int64_t in, int64_t out) {
+    std::vector<Tap> v(static_cast<size_t>(out));
+    const double ratio = static_cast<double>(in) / static_cast<double>(out);
+    for (int64_t o = 0; o < out; ++o) {
+      const double src = std::max(0.0, (static_cast<double>(o) + 0.5) * ratio - 0.5);
+      const int64_t i0 = std::min(static_cast<int64_t>(src), in - 1);
+      v[static_cast<size_t>(o)] = {i0, std::min(i0 + 1, in - 1), static_cast<float>(src - static_cast<double>(i0))};
+    }
+    return v;
+  };
+  const std::vector<Tap> ys = taps(image.height, height), xs = taps(image.width, width);
+  Image out;
+  out.height = height, out.width = width, out.channels = image.channels;
+  out.pixels.resize(static_cast<size_t>(height * width * image.channels));
+  const int64_t c = image.channels;
+  auto at = [&](int64_t y, int64_t x, int64_t k) { return image.pixels[static_cast<size_t>((y * image.width + x) * c + k)]; };
+  for (int64_t y = 0; y < height; ++y) {
+    const Tap& ty = ys[static_cast<size_t>(y)];
+    for (int64_t x = 0; x < width; ++x) {
+      const Tap& tx = xs[static_cast<size_t>(x)];
+      for (int64_t k = 0; k < c; ++k) {
+        const float top = at(ty.i0, tx.i0, k) + (at(ty.i0, tx.i1, k) - at(ty.i0, tx.i0, k)) * tx.t;
+        const float bottom = at(ty.i1, tx.i0, k) + (at(ty.i1, tx.i1, k) - at(ty.i1, tx.i0, k)) * tx.t;
+        out.pixels[static_cast<size_t>((y * width + x) * c + k)] = top + (bottom - top) * ty.t;
+      }
+    }
+  }
+  return out;
+}
+
+Tensor image_input(const std::string& bytes, const ValueInfo& declared, const Preprocess& opt, const std::string& what) {
+  for (const std::string& key : opt.keys)
+    require(image_preprocess_keys().count(key), what + ": --preprocess " + key + " applies to audio, not to an image");
+  const Shape dims = declared.has_shape ? declared.dims : Shape{-1, -1, -1, -1};
+  const Geometry g = geometry_of(declared, dims, opt.layout, what);
+
+  // Channels: the declared count, else 3 (1 with gray).
+  int64_t channels = g.c_axis < 0 ? 1 : dims[g.c_axis];
+  if (channels < 0) channels = opt.channels == Preprocess::Channels::Gray ? 1 : 3;
+  require(channels == 1 || channels == 3 || channels == 4,
+          what + ": the model declares " + std::to_string(channels) + " channels (" + declared_shape_str(declared) +
+              "); images give 1 (gray), 3 (RGB) or 4 (RGBA); set layout=nchw or layout=nhwc if the layout was misread");
+  require(opt.channels != Preprocess::Channels::Gray || channels == 1,
+          what + ": gray needs a 1-channel input; the model declares " + std::to_string(channels) + " (" + declared_shape_str(declared) + ")");
+  require(channels != 1 || (opt.channels != Preprocess::Channels::RGB && opt.channels != Preprocess::Channels::BGR),
+          what + ": the input has 1 channel (" + declared_shape_str(declared) + "): rgb/bgr do not apply (it is read as gray)");
+  for (const auto* values : {&opt.mean, &opt.std})
+    require(values->size() <= 1 || static_cast<int64_t>(values->size()) == channels,
+            what + ": mean and std take one value or one per channel (" + std::to_string(channels) + ")");
+
+  Image image = decode_image(bytes, static_cast<int>(channels), what);
+
+  // Size: resize=HxW, else the declared height/width (one fixed side keeps the aspect ratio), else the image's.
+  const int64_t dh = dims[g.h_axis], dw = dims[g.w_axis];
+  int64_t height = image.height, width = image.width;
+  if (opt.resize) {
+    std::tie(height, width) = *opt.resize;
+    require((dh < 0 || dh == height) && (dw < 0 || dw == width),
+            what + ": resize=" + fmt_size(height, width) + " does not fit the declared shape " + declared_shape_str(declared));
+  } else if (dh >= 0 && dw >= 0) {
+    height = dh, width = dw;
+  } else if (dh >= 0) {
+    height = dh, width = std::max<int64_t>(1, std::llround(static_cast<double>(image.width) * dh / image.height));
+  } else if (dw >= 0) {
+    width = dw, height = std::max<int64_t>(1, std::llround(static_cast<double>(image.height) * dw / image.width));
+  }
+  image = resize_bilinear(image, height, width);
+
+  Shape shape(static_cast<size_t>(g.rank), 1);
+  shape[g.h_axis] = height, shape[g.w_axis] = width;
+  if (g.c_axis >= 0) shape[g.c_axis] = channels;
+  // Element strides of h, w, c in the output.
+  Shape strides(shape.size(), 1);
+  for (int i = g.rank - 2; i >= 0; --i) strides[i] = strides[i + 1] * shape[i + 1];
+  const int64_t sh = strides[g.h_axis], sw = strides[g.w_axis], sc = g.c_axis >= 0 ? strides[g.c_axis] : 0;
+  const bool bgr = opt.channels == Preprocess::Channels::BGR && channels >= 3;
+
+  const DType dtype = declared.elem_type == 0 ? DType::Float32 : static_cast<DType>(declared.elem_type);
+  Tensor t(dtype, shape);
+  if (dtype == DType::UInt8) {
+    require(!opt.keys.count("scale") && !opt.keys.count("mean") && !opt.keys.count("std"),
+            what + ": the model takes uint8 pixels: scale, mean and std do not apply");
+  } else {
+    require(dtype_is_float(dtype), what + ": the model declares " + onnx_type_name(declared.elem_type) +
+                                       "; images fill float or uint8 inputs");
+  }
+  visit_dtype(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<T, uint8_t> || std::is_floating_point_v<compute_t<T>>) {
+      T* out = t.data<T>();
+      for (int64_t y = 0; y < height; ++y)
+        for (int64_t x = 0; x < width; ++x)
+          for (int64_t k = 0; k < channels; ++k) {
+            const int64_t src_k = bgr && k < 3 ? 2 - k : k;
+            const float pixel = image.pixels[static_cast<size_t>((y * width + x) * channels + src_k)];
+            T& dst = out[y * sh + x * sw + k * sc];
+            if constexpr (std::is_same_v<T, uint8_t>) {
+              dst = static_cast<uint8_t>(std::clamp(std::lround(pixel), 0L, 255L));
+            } else {
+              const double mean = opt.mean.empty() ? 0.0 : opt.mean[opt.mean.size() == 1 ? 0 : static_cast<size_t>(k)];
+              const double std = opt.std.empty() ? 1.0 : opt.std[opt.std.size() == 1 ? 0 : static_cast<size_t>(k)];
+              dst = store<T>(static_cast<compute_t<T>>((pixel * opt.scale - mean) / std));
+            }
+          }
+    }
+  });
+  return t;
+}
+
+}  // namespace mpa

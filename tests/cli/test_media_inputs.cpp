@@ -1,0 +1,163 @@
+// The input helpers through the real binary: images with --preprocess, WAV files, numbers for scalar inputs
+// and symbolic dims bound by the inputs given, for `run` and `audit`; every bad input is one line, exit 2.
+#include <gtest/gtest.h>
+
+#include "io/npy.h"
+#include "support/media_files.h"
+#include "support/run_cli.h"
+
+using namespace mpa::test;
+
+namespace {
+
+std::vector<uint8_t> gradient(int height, int width) {
+  std::vector<uint8_t> p;
+  for (int y = 0; y < height; ++y)
+    for (int x = 0; x < width; ++x)
+      for (int c = 0; c < 3; ++c) p.push_back(static_cast<uint8_t>(40 * c + 7 * y + 3 * x));
+  return p;
+}
+
+// image [1, 3, 4, 6] -> Identity -> y.
+ModelBuilder image_model() {
+  ModelBuilder b;
+  b.input("image", onnx::TensorProto::FLOAT, {1, 3, 4, 6});
+  b.node("Identity", {"image"}, {"y"}, "copy");
+  b.output("y");
+  return b;
+}
+
+// audio [1, N] float and sr int64 scalar: y = audio * float(sr).
+ModelBuilder audio_model() {
+  ModelBuilder b;
+  b.input("audio", onnx::TensorProto::FLOAT, {1, -1});
+  b.input("sr", onnx::TensorProto::INT64, {});
+  onnx::NodeProto& cast = b.node("Cast", {"sr"}, {"sr_f"}, "to_float");
+  auto* to = cast.add_attribute();
+  to->set_name("to");
+  to->set_type(onnx::AttributeProto::INT);
+  to->set_i(onnx::TensorProto::FLOAT);
+  b.node("Mul", {"audio", "sr_f"}, {"y"}, "scale");
+  b.output("y");
+  return b;
+}
+
+// a [batch, seq] + b [batch, seq].
+ModelBuilder symbolic_model() {
+  ModelBuilder b;
+  b.input("a", onnx::TensorProto::FLOAT, {-1, -1});
+  b.input("b", onnx::TensorProto::FLOAT, {-1, -1});
+  for (int i = 0; i < 2; ++i) {
+    auto* shape = b.graph().mutable_input(i)->mutable_type()->mutable_tensor_type()->mutable_shape();
+    shape->mutable_dim(0)->set_dim_param("batch");
+    shape->mutable_dim(1)->set_dim_param("seq");
+  }
+  b.node("Add", {"a", "b"}, {"y"}, "add");
+  b.output("y");
+  return b;
+}
+
+std::string path(const TempDir& dir, const std::string& name) { return (dir / name).string(); }
+
+}  // namespace
+
+TEST(MediaInputs, ImageIsResizedNormalisedAndFedToRunAndAudit) {
+  TempDir dir;
+  image_model().save(dir / "m.onnx");
+  write_whole_file(dir / "in.png", png_bytes(6, 4, 3, gradient(4, 6)));
+  write_whole_file(dir / "big.bmp", bmp_bytes(12, 8, gradient(8, 12)));
+  const std::string model = path(dir, "m.onnx");
+  CliResult r = run_cli(dir, "run " + model + " --input image=" + path(dir, "in.png") +
+                                 " --preprocess image:scale=1/255,mean=0.5,std=0.25,bgr --save-inputs " + path(dir, "in") +
+                                 " --save-outputs " + path(dir, "out"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("saved 1 inputs"), std::string::npos) << r.out;
+  const mpa::Tensor y = mpa::read_npy(dir / "out" / "y.npy");
+  ASSERT_EQ(y.shape(), (mpa::Shape{1, 3, 4, 6}));
+  // Channel 0 is blue (80 + 7y + 3x) after bgr; pixel (y=2, x=5).
+  EXPECT_FLOAT_EQ(y.data<float>()[0 * 24 + 2 * 6 + 5], (static_cast<float>(80 + 14 + 15) / 255.f - 0.5f) / 0.25f);
+  EXPECT_EQ(mpa::read_npy(dir / "in" / "image.npy").to_double_vector(), y.to_double_vector());
+  // A larger BMP is resized to the declared 4x6.
+  r = run_cli(dir, "run " + model + " --input image=" + path(dir, "big.bmp") + " --save-outputs " + path(dir, "out2"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(mpa::read_npy(dir / "out2" / "y.npy").shape(), (mpa::Shape{1, 3, 4, 6}));
+  r = run_cli(dir, "audit " + model + " --input image=" + path(dir, "in.png") + " --preprocess image:scale=1/255 --quiet");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
+TEST(MediaInputs, WavAndScalarInputs) {
+  TempDir dir;
+  audio_model().save(dir / "m.onnx");
+  std::vector<float> stereo;
+  for (int i = 0; i < 8; ++i) {
+    stereo.push_back(static_cast<float>(i) / 16.f);
+    stereo.push_back(-static_cast<float>(i) / 16.f);
+  }
+  write_whole_file(dir / "stereo.wav", wav_bytes(1, 16, 2, 16000, stereo));
+  const std::string model = path(dir, "m.onnx");
+  CliResult r = run_cli(dir, "run " + model + " --input audio=" + path(dir, "stereo.wav") +
+                                 " --preprocess audio:mono --input sr=16000 --save-outputs " + path(dir, "out"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(mpa::read_npy(dir / "out" / "y.npy").to_double_vector(), std::vector<double>(8, 0.0));
+  write_whole_file(dir / "mono.wav", wav_bytes(3, 32, 1, 16000, {0.25f, 0.5f, -0.125f, 1.f}));
+  r = run_cli(dir, "run " + model + " --input audio=" + path(dir, "mono.wav") +
+                       " --preprocess audio:offset=1,length=2 --input sr=8 --save-outputs " + path(dir, "out"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const mpa::Tensor y = mpa::read_npy(dir / "out" / "y.npy");
+  EXPECT_EQ(y.shape(), (mpa::Shape{1, 2}));
+  EXPECT_EQ(y.to_double_vector(), (std::vector<double>{4.0, -1.0}));
+  r = run_cli(dir, "audit " + model + " --input audio=" + path(dir, "mono.wav") + " --input sr=16000 --quiet");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
+TEST(MediaInputs, SymbolicDimsFollowTheInputsGiven) {
+  TempDir dir;
+  symbolic_model().save(dir / "m.onnx");
+  mpa::write_npy(dir / "a.npy", mpa::Tensor::zeros(mpa::DType::Float32, {2, 5}));
+  mpa::write_npy(dir / "b.npy", mpa::Tensor::zeros(mpa::DType::Float32, {2, 6}));
+  const std::string model = path(dir, "m.onnx");
+  CliResult r = run_cli(dir, "run " + model + " --input a=" + path(dir, "a.npy") + " --random-inputs --save-inputs " +
+                                 path(dir, "in"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(mpa::read_npy(dir / "in" / "b.npy").shape(), (mpa::Shape{2, 5}));
+  expect_clean_error(run_cli(dir, "run " + model + " --input a=" + path(dir, "a.npy") + " --input b=" + path(dir, "b.npy")),
+                     {"m.onnx", "symbolic dimension 'seq'", "5 in input 'a'", "a.npy", "6 in input 'b'", "b.npy"});
+  expect_clean_error(run_cli(dir, "audit " + model + " --input a=" + path(dir, "a.npy") + " --random-inputs --shape b=2x7 --quiet"),
+                     {"symbolic dimension 'seq'", "7 in --shape b=2x7"});
+}
+
+TEST(MediaInputs, BadInputsAreOneLineNamingTheInputAndFile) {
+  TempDir dir;
+  image_model().save(dir / "img.onnx");
+  audio_model().save(dir / "audio.onnx");
+  const std::string img = path(dir, "img.onnx"), audio = path(dir, "audio.onnx");
+  write_whole_file(dir / "fake.png", "this is not a png");
+  write_whole_file(dir / "ok.png", png_bytes(6, 4, 3, gradient(4, 6)));
+  write_whole_file(dir / "alaw.wav", wav_bytes(6, 8, 1, 8000, {0.f, 0.f}));
+  write_whole_file(dir / "ok.wav", wav_bytes(1, 16, 1, 8000, {0.f, 0.5f}));
+  write_whole_file(dir / "notes.txt", "hello");
+  expect_clean_error(run_cli(dir, "run " + img + " --input image=" + path(dir, "fake.png")),
+                     {"img.onnx", "input 'image'", "fake.png", "cannot decode image"});
+  expect_clean_error(run_cli(dir, "run " + img + " --input image=" + path(dir, "missing.jpg")),
+                     {"input 'image'", "missing.jpg", "no such file"});
+  expect_clean_error(run_cli(dir, "run " + img + " --input image=" + path(dir, "ok.png") + " --preprocess image:resize=9x9"),
+                     {"input 'image'", "ok.png", "resize=9x9", "1x3x4x6"});
+  expect_clean_error(run_cli(dir, "run " + img + " --input image=" + path(dir, "ok.png") + " --preprocess image:bogus=1"),
+                     {"--preprocess image", "unknown option 'bogus'"});
+  expect_clean_error(run_cli(dir, "run " + img + " --input image=" + path(dir, "ok.png") + " --preprocess nosuch:scale=1"),
+                     {"'nosuch' is not an input"});
+  expect_clean_error(run_cli(dir, "run " + img + " --random-inputs --preprocess image:scale=1"),
+                     {"--preprocess image", "not given an image or .wav file"});
+  expect_clean_error(run_cli(dir, "run " + img + " --input image=0.5"), {"input 'image' (0.5)", "scalar input", "1x3x4x6"});
+  expect_clean_error(run_cli(dir, "run " + img + " --input image=" + path(dir, "notes.txt")),
+                     {"input 'image'", "notes.txt", "unsupported file type '.txt'"});
+  expect_clean_error(run_cli(dir, "run " + audio + " --input audio=" + path(dir, "alaw.wav") + " --input sr=8000"),
+                     {"audio.onnx", "input 'audio'", "alaw.wav", "A-law", "not supported"});
+  expect_clean_error(run_cli(dir, "run " + audio + " --input audio=" + path(dir, "ok.wav") + " --input sr=16k"),
+                     {"input 'sr' (16k)", "neither a number nor a file"});
+  expect_clean_error(run_cli(dir, "run " + audio + " --input audio=" + path(dir, "ok.wav") + " --input sr=8000.5"),
+                     {"input 'sr' (8000.5)", "int64", "integer"});
+  expect_clean_error(run_cli(dir, "audit " + audio + " --input audio=" + path(dir, "ok.wav") +
+                                      " --preprocess audio:resize=2x2 --input sr=8000 --quiet"),
+                     {"input 'audio'", "ok.wav", "resize applies to images"});
+}

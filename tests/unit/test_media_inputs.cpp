@@ -1,0 +1,371 @@
+// Input helpers: --preprocess parsing, images (decode, resize, layout, normalisation), WAV files, numbers
+// for scalar inputs, and symbolic dims bound by the inputs given. Test files are written by code
+// (support/media_files.h).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+
+#include "io/image.h"
+#include "io/inputs.h"
+#include "io/npy.h"
+#include "io/preprocess.h"
+#include "io/wav.h"
+#include "model/loader.h"
+#include "support/media_files.h"
+#include "support/model_builder.h"
+
+using namespace mpa;
+using mpa::test::bmp_bytes;
+using mpa::test::ModelBuilder;
+using mpa::test::png_bytes;
+using mpa::test::TempDir;
+using mpa::test::wav_bytes;
+
+namespace {
+
+// A declared input; dims < 0 are symbolic, named by `params` (or anonymous).
+ValueInfo declared(const std::string& name, DType dtype, const Shape& dims, std::vector<std::string> params = {}) {
+  ValueInfo v;
+  v.name = name;
+  v.elem_type = static_cast<int32_t>(dtype);
+  v.has_shape = true;
+  v.dims = dims;
+  params.resize(dims.size());
+  v.dim_params = params;
+  return v;
+}
+
+// Fails the test with the message when `f` does not throw an mpa::Error containing every fragment.
+template <class F> void expect_error(F f, const std::vector<std::string>& fragments) {
+  try {
+    f();
+    ADD_FAILURE() << "no error; expected one containing '" << fragments.front() << "'";
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+    for (const auto& f : fragments) EXPECT_NE(m.find(f), std::string::npos) << "missing '" << f << "' in: " << m;
+  }
+}
+
+// A 4x2 (HxW) RGB image whose channels are distinct: pixel (y, x) = (10y + x, 100 + 10y + x, 200 + y).
+std::vector<uint8_t> test_pixels(int height = 4, int width = 2) {
+  std::vector<uint8_t> p;
+  for (int y = 0; y < height; ++y)
+    for (int x = 0; x < width; ++x) {
+      p.push_back(static_cast<uint8_t>(10 * y + x));
+      p.push_back(static_cast<uint8_t>(100 + 10 * y + x));
+      p.push_back(static_cast<uint8_t>(200 + y));
+    }
+  return p;
+}
+
+std::vector<float> floats(const Tensor& t) {
+  const std::vector<double> d = t.to_double_vector();
+  return {d.begin(), d.end()};
+}
+
+}  // namespace
+
+// [SECTION] --preprocess
+
+TEST(Preprocess, ParsesEveryOption) {
+  const Preprocess p = parse_preprocess(
+      "resize=224x256,layout=nhwc,bgr,scale=1/255,mean=0.485/0.456/0.406,std=0.229/0.224/0.225", "--preprocess x");
+  ASSERT_TRUE(p.resize.has_value());
+  EXPECT_EQ(p.resize->first, 224);
+  EXPECT_EQ(p.resize->second, 256);
+  EXPECT_EQ(p.layout, Preprocess::Layout::NHWC);
+  EXPECT_EQ(p.channels, Preprocess::Channels::BGR);
+  EXPECT_DOUBLE_EQ(p.scale, 1.0 / 255);
+  EXPECT_EQ(p.mean, (std::vector<double>{0.485, 0.456, 0.406}));
+  EXPECT_EQ(p.std, (std::vector<double>{0.229, 0.224, 0.225}));
+  const Preprocess a = parse_preprocess("offset=16000,length=512,mono", "--preprocess audio");
+  EXPECT_EQ(a.offset, 16000);
+  EXPECT_EQ(a.length, 512);
+  EXPECT_TRUE(a.mono);
+  EXPECT_DOUBLE_EQ(parse_preprocess("scale=0.5", "x").scale, 0.5);
+}
+
+TEST(Preprocess, RejectsMalformedOptions) {
+  expect_error([] { parse_preprocess("resize=224", "--preprocess x"); }, {"--preprocess x", "resize", "HEIGHTxWIDTH"});
+  expect_error([] { parse_preprocess("rezise=2x2", "--preprocess x"); }, {"unknown option 'rezise'"});
+  expect_error([] { parse_preprocess("std=1/0", "--preprocess x"); }, {"std must not be 0"});
+  expect_error([] { parse_preprocess("rgb,bgr", "--preprocess x"); }, {"exclude each other"});
+  expect_error([] { parse_preprocess("scale=1/0", "--preprocess x"); }, {"bad scale"});
+  expect_error([] { parse_preprocess("layout=chw", "--preprocess x"); }, {"nchw or nhwc"});
+  expect_error([] { parse_preprocess("length=0", "--preprocess x"); }, {"bad length"});
+  expect_error([] { parse_preprocess("mono=1", "--preprocess x"); }, {"'mono' takes no value"});
+  expect_error([] { parse_preprocess("scale=1,scale=2", "--preprocess x"); }, {"given twice"});
+  expect_error([] { parse_preprocess("", "--preprocess x"); }, {"no options"});
+}
+
+// [SECTION] Images
+
+TEST(Image, DecodesBmpAndPngExactly) {
+  const std::vector<uint8_t> pixels = test_pixels();
+  for (const std::string& bytes : {bmp_bytes(2, 4, pixels), png_bytes(2, 4, 3, pixels)}) {
+    const Image image = decode_image(bytes, 3, "test");
+    EXPECT_EQ(image.height, 4);
+    EXPECT_EQ(image.width, 2);
+    EXPECT_EQ(image.channels, 3);
+    EXPECT_EQ(image.pixels, std::vector<float>(pixels.begin(), pixels.end()));
+  }
+  expect_error([] { decode_image("GIF89a not really", 3, "input 'x' (a.png)"); }, {"input 'x' (a.png)", "cannot decode image"});
+  expect_error([] { decode_image("", 3, "input 'x' (a.png)"); }, {"empty file"});
+}
+
+TEST(Image, BilinearResizeUsesHalfPixelCentres) {
+  Image image;
+  image.height = 2, image.width = 4, image.channels = 1;
+  image.pixels = {0, 10, 20, 30, 40, 50, 60, 70};
+  // Halving averages 2x2 blocks exactly (source x = 2o + 0.5).
+  const Image half = resize_bilinear(image, 1, 2);
+  EXPECT_EQ(half.pixels, (std::vector<float>{25, 45}));
+  // Doubling a row: x_src = (o + 0.5) / 2 - 0.5, clamped at 0: 0, 0.25, 0.75, 1.25, ... 3 (the edge repeats).
+  Image row;
+  row.height = 1, row.width = 2, row.channels = 1;
+  row.pixels = {0, 100};
+  EXPECT_EQ(resize_bilinear(row, 1, 4).pixels, (std::vector<float>{0, 25, 75, 100}));
+}
+
+TEST(Image, NchwBgrScaleMeanStd) {
+  const std::string bytes = png_bytes(2, 4, 3, test_pixels());
+  const Preprocess p = parse_preprocess("bgr,scale=0.5,mean=1/2/3,std=2/4/8", "--preprocess x");
+  const Tensor t = image_input(bytes, declared("x", DType::Float32, {1, 3, 4, 2}), p, "x");
+  ASSERT_EQ(t.shape(), (Shape{1, 3, 4, 2}));
+  const float* v = t.data<float>();
+  // Channel 0 is the blue plane (200 + y), normalised with mean 1 and std 2.
+  EXPECT_FLOAT_EQ(v[0 * 8 + 3 * 2 + 1], (0.5f * 203 - 1) / 2);
+  // Channel 2 is the red plane (10y + x) with mean 3 and std 8.
+  EXPECT_FLOAT_EQ(v[2 * 8 + 3 * 2 + 1], (0.5f * 31 - 3) / 8);
+  EXPECT_FLOAT_EQ(v[1 * 8 + 0], (0.5f * 100 - 2) / 4);
+}
+
+TEST(Image, NhwcLayoutIsReadFromTheDeclaredShape) {
+  const std::string bytes = bmp_bytes(2, 4, test_pixels());
+  const Tensor t = image_input(bytes, declared("x", DType::Float32, {1, 4, 2, 3}), Preprocess{}, "x");
+  ASSERT_EQ(t.shape(), (Shape{1, 4, 2, 3}));
+  const std::vector<float> v = floats(t);
+  const std::vector<uint8_t> p = test_pixels();
+  EXPECT_EQ(v, std::vector<float>(p.begin(), p.end()));
+  // Explicit layout wins over the guess: [1, 3, 3, 3] would read as NCHW.
+  const Preprocess nhwc = parse_preprocess("layout=nhwc", "x");
+  EXPECT_EQ(image_input(bytes, declared("x", DType::Float32, {1, -1, -1, 3}), nhwc, "x").shape(), (Shape{1, 4, 2, 3}));
+  // Rank 3 without batch, CHW.
+  EXPECT_EQ(image_input(bytes, declared("x", DType::Float32, {3, -1, -1}), Preprocess{}, "x").shape(), (Shape{3, 4, 2}));
+}
+
+TEST(Image, ResizesToTheDeclaredSizeOrKeepsTheAspectRatio) {
+  const std::string bytes = png_bytes(2, 4, 3, test_pixels());
+  EXPECT_EQ(image_input(bytes, declared("x", DType::Float32, {1, 3, 8, 6}), Preprocess{}, "x").shape(), (Shape{1, 3, 8, 6}));
+  // Only the height is fixed (a text recogniser's [N, 3, 48, W]): the width follows the aspect ratio.
+  EXPECT_EQ(image_input(bytes, declared("x", DType::Float32, {-1, 3, 8, -1}), Preprocess{}, "x").shape(), (Shape{1, 3, 8, 4}));
+  EXPECT_EQ(image_input(bytes, declared("x", DType::Float32, {-1, 3, -1, -1}), Preprocess{}, "x").shape(), (Shape{1, 3, 4, 2}));
+  const Preprocess resize = parse_preprocess("resize=3x5", "x");
+  EXPECT_EQ(image_input(bytes, declared("x", DType::Float32, {-1, 3, -1, -1}), resize, "x").shape(), (Shape{1, 3, 3, 5}));
+  expect_error([&] { image_input(bytes, declared("x", DType::Float32, {1, 3, 8, 8}), resize, "input 'x' (a.png)"); },
+               {"input 'x' (a.png)", "resize=3x5", "1x3x8x8"});
+}
+
+TEST(Image, GrayForOneChannelModelsAndUint8Inputs) {
+  const std::vector<uint8_t> gray_pixels = {0, 30, 60, 90, 120, 150, 200, 250};
+  const std::string gray_png = png_bytes(4, 2, 1, gray_pixels);
+  const Tensor g = image_input(gray_png, declared("x", DType::Float32, {1, 1, 2, 4}), parse_preprocess("scale=1/255", "x"), "x");
+  ASSERT_EQ(g.shape(), (Shape{1, 1, 2, 4}));
+  EXPECT_FLOAT_EQ(g.data<float>()[7], 250.f / 255.f);
+  // A colour file into a 1-channel input is converted to luma by stb_image: white stays 255.
+  const std::string white = png_bytes(1, 1, 3, {255, 255, 255});
+  EXPECT_EQ(floats(image_input(white, declared("x", DType::Float32, {1, 1, 1, 1}), Preprocess{}, "x")), (std::vector<float>{255}));
+  const Tensor u = image_input(bmp_bytes(2, 4, test_pixels()), declared("x", DType::UInt8, {1, 4, 2, 3}), Preprocess{}, "x");
+  ASSERT_EQ(u.dtype(), DType::UInt8);
+  EXPECT_EQ(u.data<uint8_t>()[3 * 6 + 1 * 3 + 2], 203);
+  const Tensor h = image_input(gray_png, declared("x", DType::Float16, {2, 4}), Preprocess{}, "x");
+  EXPECT_EQ(h.dtype(), DType::Float16);
+}
+
+TEST(Image, RejectsShapesAndOptionsThatDoNotFit) {
+  const std::string bytes = png_bytes(2, 4, 3, test_pixels());
+  const std::string what = "input 'x' (a.png)";
+  expect_error([&] { image_input(bytes, declared("x", DType::Float32, {1, 1, 3, 4, 2}), Preprocess{}, what); },
+               {what, "rank 2", "1x1x3x4x2"});
+  expect_error([&] { image_input(bytes, declared("x", DType::Float32, {2, 3, 4, 2}), Preprocess{}, what); }, {what, "batch of 1"});
+  expect_error([&] { image_input(bytes, declared("x", DType::Float32, {1, 2, 4, 5}), Preprocess{}, what); }, {what, "2 channels"});
+  expect_error([&] { image_input(bytes, declared("x", DType::Float32, {1, 3, 4, 2}), parse_preprocess("gray", "x"), what); },
+               {what, "gray needs a 1-channel input"});
+  expect_error([&] { image_input(bytes, declared("x", DType::Float32, {1, 3, 4, 2}), parse_preprocess("mean=1/2", "x"), what); },
+               {what, "one per channel (3)"});
+  expect_error([&] { image_input(bytes, declared("x", DType::Float32, {1, 3, 4, 2}), parse_preprocess("mono", "x"), what); },
+               {what, "mono applies to audio"});
+  expect_error([&] { image_input(bytes, declared("x", DType::Int64, {1, 3, 4, 2}), Preprocess{}, what); }, {what, "int64"});
+  expect_error([&] { image_input(bytes, declared("x", DType::UInt8, {1, 4, 2, 3}), parse_preprocess("scale=2", "x"), what); },
+               {what, "uint8", "do not apply"});
+}
+
+// [SECTION] WAV
+
+TEST(Wav, ReadsPcmAndFloatEncodings) {
+  const std::vector<float> mono = {0.5f, -0.25f, 0.f, -1.f};
+  for (uint16_t bits : {16, 24, 32}) {
+    const Audio a = parse_wav(wav_bytes(1, bits, 1, 16000, mono), "t.wav");
+    EXPECT_EQ(a.sample_rate, 16000);
+    EXPECT_EQ(a.channels, 1);
+    EXPECT_EQ(a.samples, mono) << bits << "-bit PCM";
+  }
+  const std::vector<float> stereo = {0.1f, -0.7f, 0.3f, 0.9f, -0.5f, 0.25f};
+  const Audio f = parse_wav(wav_bytes(3, 32, 2, 8000, stereo), "t.wav");
+  EXPECT_EQ(f.channels, 2);
+  EXPECT_EQ(f.frames, 3);
+  EXPECT_EQ(f.samples, stereo);
+  EXPECT_EQ(parse_wav(wav_bytes(3, 32, 2, 8000, stereo, /*extensible=*/true), "t.wav").samples, stereo);
+  EXPECT_EQ(parse_wav(wav_bytes(1, 16, 1, 8000, mono, true), "t.wav").samples, mono);
+}
+
+TEST(Wav, RejectsUnsupportedEncodingsAndBrokenFiles) {
+  expect_error([] { parse_wav(wav_bytes(6, 8, 1, 8000, {0.f, 0.f}), "input 'a' (t.wav)"); },
+               {"input 'a' (t.wav)", "A-law", "not supported"});
+  expect_error([] { parse_wav(wav_bytes(3, 64, 1, 8000, {0.f, 0.f}), "t.wav"); }, {"64-bit float", "not supported"});
+  const std::string good = wav_bytes(1, 16, 1, 8000, {0.1f, 0.2f, 0.3f});
+  expect_error([&] { parse_wav(good.substr(0, good.size() - 2), "t.wav"); }, {"t.wav", "runs past the end"});
+  expect_error([] { parse_wav(std::string("RIFF\x04\0\0\0WAVE", 12), "t.wav"); }, {"no fmt chunk"});
+  expect_error([] { parse_wav("not a wav file at all", "t.wav"); }, {"not a WAV file"});
+}
+
+TEST(Wav, ShapesAudioToTheDeclaredRank) {
+  const std::vector<float> stereo = {0.5f, -0.5f, 0.25f, -0.25f, 1.f, 0.f};  // 3 frames, L/R
+  const std::string bytes = wav_bytes(3, 32, 2, 16000, stereo);
+  // Planar [C, N] by default, leading dims 1.
+  const Tensor planar = audio_input(bytes, declared("a", DType::Float32, {1, 2, -1}), Preprocess{}, "a");
+  EXPECT_EQ(planar.shape(), (Shape{1, 2, 3}));
+  EXPECT_EQ(floats(planar), (std::vector<float>{0.5f, 0.25f, 1.f, -0.5f, -0.25f, 0.f}));
+  // Time-major when the declared last dim is the channel count.
+  const Tensor interleaved = audio_input(bytes, declared("a", DType::Float32, {-1, 2}), Preprocess{}, "a");
+  EXPECT_EQ(interleaved.shape(), (Shape{3, 2}));
+  EXPECT_EQ(floats(interleaved), stereo);
+  // mono averages the channels; offset/length pick a window.
+  const Tensor mono = audio_input(bytes, declared("a", DType::Float32, {1, -1}), parse_preprocess("mono,offset=1,length=2", "x"), "a");
+  EXPECT_EQ(mono.shape(), (Shape{1, 2}));
+  EXPECT_EQ(floats(mono), (std::vector<float>{0.f, 0.5f}));
+  const Tensor one = audio_input(wav_bytes(1, 16, 1, 16000, {0.5f, 0.25f}), declared("a", DType::Float32, {-1}), Preprocess{}, "a");
+  EXPECT_EQ(one.shape(), (Shape{2}));
+}
+
+TEST(Wav, RejectsWindowsAndShapesThatDoNotFit) {
+  const std::string stereo = wav_bytes(3, 32, 2, 16000, {0.5f, -0.5f, 0.25f, -0.25f});
+  const std::string mono = wav_bytes(1, 16, 1, 16000, std::vector<float>(10, 0.1f));
+  const std::string what = "input 'a' (t.wav)";
+  expect_error([&] { audio_input(stereo, declared("a", DType::Float32, {-1}), Preprocess{}, what); }, {what, "a:mono"});
+  expect_error([&] { audio_input(stereo, declared("a", DType::Float32, {1, -1}), Preprocess{}, what); }, {what, "1 channels", "a:mono"});
+  expect_error([&] { audio_input(mono, declared("a", DType::Float32, {1, 4}), Preprocess{}, what); },
+               {what, "takes 4 frames", "10 are read", "offset=N,length=4"});
+  expect_error([&] { audio_input(mono, declared("a", DType::Float32, {1, -1}), parse_preprocess("offset=11", "x"), what); },
+               {what, "past the end"});
+  expect_error([&] { audio_input(mono, declared("a", DType::Float32, {1, -1}), parse_preprocess("offset=4,length=7", "x"), what); },
+               {what, "runs past the end (10 frames)"});
+  expect_error([&] { audio_input(mono, declared("a", DType::Int16, {1, -1}), Preprocess{}, what); }, {what, "int16", "float"});
+  expect_error([&] { audio_input(mono, declared("a", DType::Float32, {1, -1}), parse_preprocess("bgr", "x"), what); },
+               {what, "bgr applies to images"});
+}
+
+// [SECTION] Numbers for scalar inputs
+
+TEST(ScalarInput, TakesTheDeclaredTypeAndRank) {
+  const Tensor sr = read_input_value(declared("sr", DType::Int64, {}), "16000", nullptr);
+  EXPECT_EQ(sr.dtype(), DType::Int64);
+  EXPECT_EQ(sr.shape(), Shape{});
+  EXPECT_EQ(sr.data<int64_t>()[0], 16000);
+  const Tensor big = read_input_value(declared("n", DType::Int64, {1}), "9007199254740993", nullptr);
+  EXPECT_EQ(big.shape(), Shape{1});
+  EXPECT_EQ(big.data<int64_t>()[0], 9007199254740993);  // beyond 2^53: parsed as an integer
+  const Tensor scale = read_input_value(declared("scale", DType::Float32, {-1}), "0.5", nullptr);
+  EXPECT_EQ(scale.shape(), Shape{1});
+  EXPECT_EQ(scale.data<float>()[0], 0.5f);
+  EXPECT_EQ(read_input_value(declared("t", DType::Float64, {}), "-1e-3", nullptr).data<double>()[0], -1e-3);
+  EXPECT_TRUE(read_input_value(declared("flag", DType::Bool, {}), "true", nullptr).data<bool>()[0]);
+  EXPECT_EQ(read_input_value(declared("k", DType::Int8, {}), "-128", nullptr).data<int8_t>()[0], -128);
+  ValueInfo undeclared;
+  undeclared.name = "u";
+  EXPECT_EQ(read_input_value(undeclared, "2", nullptr).dtype(), DType::Float32);
+}
+
+TEST(ScalarInput, RejectsValuesThatDoNotFit) {
+  expect_error([] { read_input_value(declared("x", DType::Float32, {1, 4}), "0.5", nullptr); },
+               {"input 'x' (0.5)", "scalar input", "1x4"});
+  expect_error([] { read_input_value(declared("sr", DType::Int64, {}), "16000.5", nullptr); }, {"input 'sr' (16000.5)", "integer"});
+  expect_error([] { read_input_value(declared("k", DType::Int8, {}), "300", nullptr); }, {"300 does not fit int8"});
+  expect_error([] { read_input_value(declared("k", DType::UInt8, {}), "-1", nullptr); }, {"-1 does not fit uint8"});
+  expect_error([] { read_input_value(declared("k", DType::Int64, {}), "true", nullptr); }, {"not bool"});
+  expect_error([] { read_input_value(declared("b", DType::Bool, {}), "2", nullptr); }, {"true, false, 1 or 0"});
+  expect_error([] { read_input_value(declared("x", DType::Float32, {}), "abc", nullptr); },
+               {"input 'x' (abc)", "neither a number nor a file"});
+  const Preprocess p = parse_preprocess("scale=2", "x");
+  expect_error([&] { read_input_value(declared("x", DType::Float32, {}), "2", &p); }, {"input 'x'", "--preprocess applies to images"});
+  TempDir dir;
+  std::ofstream(dir / "data.bin") << "1234";
+  expect_error([&] { read_input_value(declared("x", DType::Float32, {}), (dir / "data.bin").string(), nullptr); },
+               {"input 'x'", "data.bin", "unsupported file type '.bin'"});
+  expect_error([&] { read_input_value(declared("x", DType::Float32, {1, 3, 2, 2}), (dir / "missing.png").string(), nullptr); },
+               {"input 'x'", "missing.png", "no such file"});
+}
+
+// [SECTION] Symbolic dims bound by the inputs given
+
+namespace {
+
+// a [batch, seq] and b [batch, seq, 4] float, c [batch] int64; y = a + ReduceSum(b over the last axis).
+std::shared_ptr<const Graph> symbolic_model() {
+  ModelBuilder m;
+  m.input("a", onnx::TensorProto::FLOAT, {-1, -1});
+  m.input("b", onnx::TensorProto::FLOAT, {-1, -1, 4});
+  m.input("c", onnx::TensorProto::INT64, {-1});
+  auto name_dims = [&](int input, const std::vector<std::string>& names) {
+    auto* shape = m.graph().mutable_input(input)->mutable_type()->mutable_tensor_type()->mutable_shape();
+    for (size_t i = 0; i < names.size(); ++i) shape->mutable_dim(static_cast<int>(i))->set_dim_param(names[i]);
+  };
+  name_dims(0, {"batch", "seq"});
+  name_dims(1, {"batch", "seq"});
+  name_dims(2, {"batch"});
+  m.node("Identity", {"a"}, {"y"});
+  m.output("y");
+  return load_model_from_bytes(m.bytes(), ".", "sym.onnx").graph;
+}
+
+}  // namespace
+
+TEST(SymbolicDims, GivenInputsBindThemForRandomInputs) {
+  TempDir dir;
+  const auto graph = symbolic_model();
+  write_npy(dir / "a.npy", Tensor::zeros(DType::Float32, {2, 7}));
+  InputOptions o;
+  o.files = {"a=" + (dir / "a.npy").string()};
+  o.random = true;
+  const TensorMap feeds = SampleSource(*graph, o).sample(0);
+  EXPECT_EQ(feeds.at("b").shape(), (Shape{2, 7, 4}));
+  EXPECT_EQ(feeds.at("c").shape(), (Shape{2}));
+  // --shape binds them too; unbound dims stay 1.
+  InputOptions s;
+  s.random = true;
+  s.shapes = {"b=3x5x4"};
+  const TensorMap shaped = SampleSource(*graph, s).sample(0);
+  EXPECT_EQ(shaped.at("a").shape(), (Shape{3, 5}));
+  InputOptions none;
+  none.random = true;
+  EXPECT_EQ(SampleSource(*graph, none).sample(0).at("a").shape(), (Shape{1, 1}));
+}
+
+TEST(SymbolicDims, ConflictingBindingsAreAnError) {
+  TempDir dir;
+  const auto graph = symbolic_model();
+  write_npy(dir / "a.npy", Tensor::zeros(DType::Float32, {1, 512}));
+  write_npy(dir / "b.npy", Tensor::zeros(DType::Float32, {1, 256, 4}));
+  InputOptions o;
+  o.files = {"a=" + (dir / "a.npy").string(), "b=" + (dir / "b.npy").string()};
+  o.random = true;
+  expect_error([&] { SampleSource(*graph, o).sample(0); },
+               {"symbolic dimension 'seq'", "512 in input 'a' (", "a.npy", "256 in input 'b' (", "b.npy"});
+  InputOptions s;
+  s.files = {"a=" + (dir / "a.npy").string()};
+  s.shapes = {"b=1x9x4"};
+  s.random = true;
+  expect_error([&] { SampleSource(*graph, s).sample(0); }, {"symbolic dimension 'seq'", "512", "9 in --shape b=1x9x4"});
+}
