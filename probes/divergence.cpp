@@ -37,8 +37,8 @@ void Divergence::merge(const Divergence& o) {
 
 Divergence Divergence::of(const Tensor& ref, const Tensor& tgt, const Params& params, int64_t sample,
                           ExpHistogram* target_hist) {
-  require(ref.numel() == tgt.numel(), "reference and target tensors differ in size: " + shape_str(ref.shape()) +
-                                          " vs " + shape_str(tgt.shape()));
+  if (!(ref.numel() == tgt.numel()))
+    fail("reference and target tensors differ in size: " + shape_str(ref.shape()) + " vs " + shape_str(tgt.shape()));
   Divergence d;
   visit_float(tgt.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;

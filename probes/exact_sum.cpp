@@ -144,7 +144,7 @@ ExactSum ExactSum::parse(const std::string& text) {
   if (text == "nan" || text == "inf" || text == "-inf" || text == "0") return s;
   const bool neg = !text.empty() && text[0] == '-';
   const size_t p = text.find('p');
-  require(p != std::string::npos && p > static_cast<size_t>(neg), "bad exact sum '" + text + "'");
+  if (!(p != std::string::npos && p > static_cast<size_t>(neg))) fail("bad exact sum '" + text + "'");
   int exponent = 0;
   try {
     exponent = std::stoi(text.substr(p + 1));
@@ -152,14 +152,14 @@ ExactSum ExactSum::parse(const std::string& text) {
     fail("bad exact sum exponent in '" + text + "'");
   }
   const int bit0 = exponent - kBaseExponent;
-  require(bit0 >= 0 && bit0 % 64 == 0, "bad exact sum exponent in '" + text + "'");
+  if (!(bit0 >= 0 && bit0 % 64 == 0)) fail("bad exact sum exponent in '" + text + "'");
   const std::string hex = text.substr(neg ? 1 : 0, p - (neg ? 1 : 0));
   const int nibbles = static_cast<int>(hex.size());
-  require(bit0 + 4 * nibbles <= kLimbs * 64 - 1, "exact sum '" + text + "' out of range");
+  if (!(bit0 + 4 * nibbles <= kLimbs * 64 - 1)) fail("exact sum '" + text + "' out of range");
   for (int k = 0; k < nibbles; ++k) {
     const char c = hex[static_cast<size_t>(nibbles - 1 - k)];
     const int v = (c >= '0' && c <= '9') ? c - '0' : (c >= 'a' && c <= 'f') ? c - 'a' + 10 : -1;
-    require(v >= 0, "bad hex digit in exact sum '" + text + "'");
+    if (!(v >= 0)) fail("bad hex digit in exact sum '" + text + "'");
     const int bit = bit0 + 4 * k;
     s.limbs_[bit / 64] |= static_cast<uint64_t>(v) << (bit % 64);
   }

@@ -187,8 +187,8 @@ json to_json(const Report& r) {
 
 Report from_json(const json& j) {
   try {
-    require(j.value("schema", "") == kSchema, "not an mpaudit report (schema '" + j.value("schema", "") +
-                                                  "', expected '" + kSchema + "')");
+    if (!(j.value("schema", "") == kSchema))
+      fail("not an mpaudit report (schema '" + j.value("schema", "") + "', expected '" + kSchema + "')");
     Report r;
     r.tool_version = j.at("tool").at("version");
     r.model_path = j.at("model").at("path");
@@ -283,26 +283,27 @@ void write_report(const std::string& path, const Report& report) { write_file_at
 // [SECTION] Merge
 
 void Report::merge(const Report& o) {
-  require(model_sha256 == o.model_sha256, "reports are of different models (sha256 " + model_sha256.substr(0, 12) +
-                                              " vs " + o.model_sha256.substr(0, 12) + ")");
+  if (!(model_sha256 == o.model_sha256))
+    fail("reports are of different models (sha256 " + model_sha256.substr(0, 12) + " vs " +
+         o.model_sha256.substr(0, 12) + ")");
   json mine = config.to_json(), theirs = o.config.to_json();
   for (const char* key : {"samples", "shard"}) {
     mine.erase(key);
     theirs.erase(key);
   }
-  require(mine == theirs, "reports were made with different settings: " + mine.dump() + " vs " + theirs.dump());
+  if (!(mine == theirs)) fail("reports were made with different settings: " + mine.dump() + " vs " + theirs.dump());
   require(nodes.size() == o.nodes.size(), "reports differ in node count");
   // Reports do not record which samples they hold, but more samples than the set has means some were
   // audited twice (a whole-set report with a shard, a shard given twice); the sum would count them twice.
-  require(config.samples + o.config.samples <= config.total_samples,
-          "reports hold " + std::to_string(config.samples + o.config.samples) + " samples of a set of " +
-              std::to_string(config.total_samples) + ": some samples are in more than one report");
+  if (!(config.samples + o.config.samples <= config.total_samples))
+    fail("reports hold " + std::to_string(config.samples + o.config.samples) + " samples of a set of " +
+         std::to_string(config.total_samples) + ": some samples are in more than one report");
   config.samples += o.config.samples;
   config.shard = config.samples == config.total_samples ? "" : "partial";
   for (size_t i = 0; i < nodes.size(); ++i) {
     NodeStats& a = nodes[i];
     const NodeStats& b = o.nodes[i];
-    require(a.name == b.name && a.tensors.size() == b.tensors.size(), "reports differ at node " + a.name);
+    if (!(a.name == b.name && a.tensors.size() == b.tensors.size())) fail("reports differ at node " + a.name);
     a.time_ms_total += b.time_ms_total;
     for (size_t k = 0; k < a.tensors.size(); ++k) {
       TensorStats& x = a.tensors[k];

@@ -37,7 +37,8 @@ std::vector<GateResult> evaluate_gates(const report::Report& report, const std::
   std::vector<GateResult> results;
   for (const std::string& expr : expressions) {
     std::smatch m;
-    require(std::regex_match(expr, m, grammar), "--fail-on '" + expr + "': expected [TARGET.]METRIC OP NUMBER, e.g. output.max_rel_err>1e-2");
+    if (!(std::regex_match(expr, m, grammar)))
+      fail("--fail-on '" + expr + "': expected [TARGET.]METRIC OP NUMBER, e.g. output.max_rel_err>1e-2");
     const std::string target = m[1], metric = m[2], output = m[3], output_metric_name = m[4], op = m[5];
     const std::string number = m[6];
     double limit = 0;
@@ -47,8 +48,9 @@ std::vector<GateResult> evaluate_gates(const report::Report& report, const std::
     } catch (const std::exception&) {
       fail("--fail-on '" + expr + "': bad number");
     }
-    require(number == "inf" || parsed == number.size(), "--fail-on '" + expr + "': bad number '" + number + "'");
-    require(target.empty() || report.summary.count(target), "--fail-on '" + expr + "': target '" + target + "' is not in the report");
+    if (!(number == "inf" || parsed == number.size())) fail("--fail-on '" + expr + "': bad number '" + number + "'");
+    if (!(target.empty() || report.summary.count(target)))
+      fail("--fail-on '" + expr + "': target '" + target + "' is not in the report");
     GateResult result{expr, false, ""};
     for (const auto& [fmt, summary] : report.summary) {
       if (!target.empty() && fmt != target) continue;
@@ -66,7 +68,8 @@ std::vector<GateResult> evaluate_gates(const report::Report& report, const std::
           const double v = output_metric(o, output_metric_name);
           value = std::isnan(v) ? v : std::isnan(value) ? value : lower_worse ? std::min(value, v) : std::max(value, v);
         }
-        require(found, "--fail-on '" + expr + "': no output " + (output.empty() ? "" : "'" + output + "' ") + "in the report");
+        if (!(found))
+          fail("--fail-on '" + expr + "': no output " + (output.empty() ? "" : "'" + output + "' ") + "in the report");
       }
       if (compare(value, op, limit)) {
         char buf[256];

@@ -42,15 +42,15 @@ std::string sha256_hex(const std::string& bytes) {
 
 Format parse_target(const std::string& name) {
   const auto f = parse_format(name);
-  require(f.has_value() && *f != Format::FP32 && *f != Format::FP64,
-          "--target '" + name + "': expected fp16, bf16, fp8e4m3, fp8e5m2 or tf32");
+  if (!(f.has_value() && *f != Format::FP32 && *f != Format::FP64))
+    fail("--target '" + name + "': expected fp16, bf16, fp8e4m3, fp8e5m2 or tf32");
   return *f;
 }
 
 // KEY=VALUE over the thresholds: underflow_warn_frac, ..., sqnr_warn_db.fp16, atol, rtol, rel_floor, jump_db.
 void apply_threshold(report::Thresholds& t, const std::string& spec) {
   const size_t eq = spec.find('=');
-  require(eq != std::string::npos, "--threshold '" + spec + "': expected KEY=VALUE");
+  if (!(eq != std::string::npos)) fail("--threshold '" + spec + "': expected KEY=VALUE");
   const std::string key = spec.substr(0, eq);
   double value = 0;
   try {
@@ -75,7 +75,7 @@ void apply_threshold(report::Thresholds& t, const std::string& spec) {
     const std::string p = prefix;
     if (key.rfind(p, 0) == 0) {
       const std::string fmt = key.substr(p.size());
-      require(parse_format(fmt).has_value(), "--threshold '" + spec + "': unknown format '" + fmt + "'");
+      if (!(parse_format(fmt).has_value())) fail("--threshold '" + spec + "': unknown format '" + fmt + "'");
       (p == "sqnr_warn_db." ? t.sqnr_warn_db : t.sqnr_unsafe_db)[std::string(format_name(*parse_format(fmt)))] = value;
       return;
     }
@@ -88,8 +88,8 @@ std::pair<int64_t, int64_t> shard_range(const std::string& shard, int64_t total)
   if (shard.empty()) return {0, total};
   int k = 0, n = 0;
   char tail = 0;
-  require(std::sscanf(shard.c_str(), "%d/%d%c", &k, &n, &tail) == 2 && n >= 1 && k >= 1 && k <= n,
-          "--shard '" + shard + "': expected K/N with 1 <= K <= N");
+  if (!(std::sscanf(shard.c_str(), "%d/%d%c", &k, &n, &tail) == 2 && n >= 1 && k >= 1 && k <= n))
+    fail("--shard '" + shard + "': expected K/N with 1 <= K <= N");
   return {total * (k - 1) / n, total * k / n};
 }
 

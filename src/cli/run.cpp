@@ -98,13 +98,14 @@ int run_model(const RunOptions& opt) {
   SessionOptions session_options;
   session_options.threads = resolve_threads(opt.threads);
   const auto precision = parse_format(opt.precision);
-  require(precision.has_value(), "--precision '" + opt.precision + "': expected fp32, fp64, fp16, bf16, fp8e4m3, fp8e5m2 or tf32");
+  if (!(precision.has_value()))
+    fail("--precision '" + opt.precision + "': expected fp32, fp64, fp16, bf16, fp8e4m3, fp8e5m2 or tf32");
   session_options.precision = *precision;
   for (const std::string& name : opt.keep_fp32) session_options.node_precision[name] = Format::FP32;
   for (const std::string& spec : opt.node_precision) {
     const size_t eq = spec.rfind('=');
     const auto format = eq == std::string::npos ? std::nullopt : parse_format(spec.substr(eq + 1));
-    require(format.has_value(), "--node-precision '" + spec + "': expected NODE=FORMAT, e.g. conv1=fp32");
+    if (!(format.has_value())) fail("--node-precision '" + spec + "': expected NODE=FORMAT, e.g. conv1=fp32");
     session_options.node_precision[spec.substr(0, eq)] = *format;
   }
   require(opt.accumulation == "fp32" || opt.accumulation == "fp16", "--accumulate must be fp32 or fp16");

@@ -25,10 +25,13 @@ struct Geometry {
 Geometry geometry_of(const ValueInfo& declared, const Shape& dims, Preprocess::Layout layout, const std::string& what) {
   Geometry g;
   g.rank = static_cast<int>(dims.size());
-  require(g.rank >= 2 && g.rank <= 4, what + ": an image fills inputs of rank 2 (HxW), 3 (CHW or HWC) or 4 (NCHW or NHWC); "
-                                      "the model declares " + declared_shape_str(declared));
+  if (!(g.rank >= 2 && g.rank <= 4))
+    fail(what +
+         ": an image fills inputs of rank 2 (HxW), 3 (CHW or HWC) or 4 (NCHW or NHWC); "
+         "the model declares " +
+         declared_shape_str(declared));
   if (g.rank == 2) {
-    require(layout == Preprocess::Layout::Auto, what + ": layout does not apply to a rank-2 (HxW) input");
+    if (!(layout == Preprocess::Layout::Auto)) fail(what + ": layout does not apply to a rank-2 (HxW) input");
     g.h_axis = 0, g.w_axis = 1, g.c_axis = -1;
     return g;
   }
@@ -48,8 +51,8 @@ Geometry geometry_of(const ValueInfo& declared, const Shape& dims, Preprocess::L
 }  // namespace
 
 Image decode_image(const std::string& bytes, int channels, const std::string& what) {
-  require(!bytes.empty(), what + ": empty file");
-  require(bytes.size() <= static_cast<size_t>(INT_MAX), what + ": image file too large");
+  if (!(!bytes.empty())) fail(what + ": empty file");
+  if (!(bytes.size() <= static_cast<size_t>(INT_MAX))) fail(what + ": image file too large");
   int w = 0, h = 0, n = 0;
   std::unique_ptr<stbi_uc, void (*)(void*)> data(
       stbi_load_from_memory(reinterpret_cast<const stbi_uc*>(bytes.data()), static_cast<int>(bytes.size()), &w, &h, &n, channels),
@@ -101,23 +104,26 @@ Image resize_bilinear(const Image& image, int64_t height, int64_t width) {
 
 Tensor image_input(const std::string& bytes, const ValueInfo& declared, const Preprocess& opt, const std::string& what) {
   for (const std::string& key : opt.keys)
-    require(image_preprocess_keys().count(key), what + ": --preprocess " + key + " applies to audio, not to an image");
+    if (!(image_preprocess_keys().count(key)))
+      fail(what + ": --preprocess " + key + " applies to audio, not to an image");
   const Shape dims = declared.has_shape ? declared.dims : Shape{-1, -1, -1, -1};
   const Geometry g = geometry_of(declared, dims, opt.layout, what);
 
   // Channels: the declared count, else 3 (1 with gray).
   int64_t channels = g.c_axis < 0 ? 1 : dims[g.c_axis];
   if (channels < 0) channels = opt.channels == Preprocess::Channels::Gray ? 1 : 3;
-  require(channels == 1 || channels == 3 || channels == 4,
-          what + ": the model declares " + std::to_string(channels) + " channels (" + declared_shape_str(declared) +
-              "); images give 1 (gray), 3 (RGB) or 4 (RGBA); set layout=nchw or layout=nhwc if the layout was misread");
-  require(opt.channels != Preprocess::Channels::Gray || channels == 1,
-          what + ": gray needs a 1-channel input; the model declares " + std::to_string(channels) + " (" + declared_shape_str(declared) + ")");
-  require(channels != 1 || (opt.channels != Preprocess::Channels::RGB && opt.channels != Preprocess::Channels::BGR),
-          what + ": the input has 1 channel (" + declared_shape_str(declared) + "): rgb/bgr do not apply (it is read as gray)");
+  if (!(channels == 1 || channels == 3 || channels == 4))
+    fail(what + ": the model declares " + std::to_string(channels) + " channels (" + declared_shape_str(declared) +
+         "); images give 1 (gray), 3 (RGB) or 4 (RGBA); set layout=nchw or layout=nhwc if the layout was misread");
+  if (!(opt.channels != Preprocess::Channels::Gray || channels == 1))
+    fail(what + ": gray needs a 1-channel input; the model declares " + std::to_string(channels) + " (" +
+         declared_shape_str(declared) + ")");
+  if (!(channels != 1 || (opt.channels != Preprocess::Channels::RGB && opt.channels != Preprocess::Channels::BGR)))
+    fail(what + ": the input has 1 channel (" + declared_shape_str(declared) +
+         "): rgb/bgr do not apply (it is read as gray)");
   for (const auto* values : {&opt.mean, &opt.std})
-    require(values->size() <= 1 || static_cast<int64_t>(values->size()) == channels,
-            what + ": mean and std take one value or one per channel (" + std::to_string(channels) + ")");
+    if (!(values->size() <= 1 || static_cast<int64_t>(values->size()) == channels))
+      fail(what + ": mean and std take one value or one per channel (" + std::to_string(channels) + ")");
 
   Image image = decode_image(bytes, static_cast<int>(channels), what);
 
@@ -126,8 +132,9 @@ Tensor image_input(const std::string& bytes, const ValueInfo& declared, const Pr
   int64_t height = image.height, width = image.width;
   if (opt.resize) {
     std::tie(height, width) = *opt.resize;
-    require((dh < 0 || dh == height) && (dw < 0 || dw == width),
-            what + ": resize=" + fmt_size(height, width) + " does not fit the declared shape " + declared_shape_str(declared));
+    if (!((dh < 0 || dh == height) && (dw < 0 || dw == width)))
+      fail(what + ": resize=" + fmt_size(height, width) + " does not fit the declared shape " +
+           declared_shape_str(declared));
   } else if (dh >= 0 && dw >= 0) {
     height = dh, width = dw;
   } else if (dh >= 0) {
@@ -149,11 +156,11 @@ Tensor image_input(const std::string& bytes, const ValueInfo& declared, const Pr
   const DType dtype = declared.elem_type == 0 ? DType::Float32 : static_cast<DType>(declared.elem_type);
   Tensor t(dtype, shape);
   if (dtype == DType::UInt8) {
-    require(!opt.keys.count("scale") && !opt.keys.count("mean") && !opt.keys.count("std"),
-            what + ": the model takes uint8 pixels: scale, mean and std do not apply");
+    if (!(!opt.keys.count("scale") && !opt.keys.count("mean") && !opt.keys.count("std")))
+      fail(what + ": the model takes uint8 pixels: scale, mean and std do not apply");
   } else {
-    require(dtype_is_float(dtype), what + ": the model declares " + onnx_type_name(declared.elem_type) +
-                                       "; images fill float or uint8 inputs");
+    if (!(dtype_is_float(dtype)))
+      fail(what + ": the model declares " + onnx_type_name(declared.elem_type) + "; images fill float or uint8 inputs");
   }
   visit_dtype(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;

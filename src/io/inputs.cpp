@@ -24,7 +24,8 @@ namespace {
 
 std::pair<std::string, std::string> split_assignment(const std::string& spec, const std::string& option) {
   const size_t eq = spec.find('=');
-  require(eq != std::string::npos && eq > 0 && eq + 1 < spec.size(), option + " '" + spec + "': expected NAME=VALUE");
+  if (!(eq != std::string::npos && eq > 0 && eq + 1 < spec.size()))
+    fail(option + " '" + spec + "': expected NAME=VALUE");
   return {spec.substr(0, eq), spec.substr(eq + 1)};
 }
 
@@ -53,12 +54,12 @@ std::optional<Tensor> parse_scalar_input(const ValueInfo& info, const std::strin
   const double as_double = text.empty() || std::isspace(static_cast<unsigned char>(text[0])) ? 0 : std::strtod(text.c_str(), &end);
   const bool numeric = end == text.c_str() + text.size() && !text.empty();
   if (!numeric && !boolean_word) return std::nullopt;
-  require(dtype_is_supported(info.elem_type == 0 ? 1 : info.elem_type),
-          what + ": the model declares " + onnx_type_name(info.elem_type) + ", which a number cannot fill");
+  if (!(dtype_is_supported(info.elem_type == 0 ? 1 : info.elem_type)))
+    fail(what + ": the model declares " + onnx_type_name(info.elem_type) + ", which a number cannot fill");
   Shape shape;
   if (info.has_shape && !info.dims.empty()) {
-    require(info.dims.size() == 1 && (info.dims[0] == 1 || info.dims[0] < 0),
-            what + ": a number fills a scalar input (shape [] or [1]); the model declares " + declared_shape_str(info));
+    if (!(info.dims.size() == 1 && (info.dims[0] == 1 || info.dims[0] < 0)))
+      fail(what + ": a number fills a scalar input (shape [] or [1]); the model declares " + declared_shape_str(info));
     shape = {1};
   }
   Tensor t(dtype, shape);
@@ -67,10 +68,11 @@ std::optional<Tensor> parse_scalar_input(const ValueInfo& info, const std::strin
     using C = compute_t<T>;
     T* out = t.data<T>();
     if constexpr (std::is_same_v<T, bool>) {
-      require(boolean_word || text == "0" || text == "1", what + ": the model declares bool: expected true, false, 1 or 0");
+      if (!(boolean_word || text == "0" || text == "1"))
+        fail(what + ": the model declares bool: expected true, false, 1 or 0");
       out[0] = text == "true" || text == "1";
     } else {
-      require(!boolean_word, what + ": the model declares " + dtype_name(dtype) + ", not bool");
+      if (!(!boolean_word)) fail(what + ": the model declares " + dtype_name(dtype) + ", not bool");
       if constexpr (std::is_floating_point_v<C>) {
         out[0] = store<T>(static_cast<C>(as_double));
       } else {
@@ -80,10 +82,11 @@ std::optional<Tensor> parse_scalar_input(const ValueInfo& info, const std::strin
         const bool negative = text[0] == '-';
         const long long s = negative ? std::strtoll(text.c_str(), &int_end, 10) : 0;
         const unsigned long long u = negative ? 0 : std::strtoull(text.c_str(), &int_end, 10);
-        require(int_end == text.c_str() + text.size(), what + ": the model declares " + dtype_name(dtype) + ": expected an integer");
+        if (!(int_end == text.c_str() + text.size()))
+          fail(what + ": the model declares " + dtype_name(dtype) + ": expected an integer");
         const bool fits = errno == 0 && (negative ? std::is_signed_v<T> && s >= static_cast<long long>(std::numeric_limits<T>::min())
                                                   : u <= static_cast<unsigned long long>(std::numeric_limits<T>::max()));
-        require(fits, what + ": " + text + " does not fit " + dtype_name(dtype));
+        if (!(fits)) fail(what + ": " + text + " does not fit " + dtype_name(dtype));
         out[0] = negative ? static_cast<T>(s) : static_cast<T>(u);
       }
     }
@@ -118,9 +121,9 @@ Tensor read_input_value(const ValueInfo& declared, const std::string& text, cons
   try {
     const std::string ext = lower_extension(text);
     const bool media = is_image_extension(ext) || ext == ".wav";
-    require(media || preprocess == nullptr,
-            "input '" + declared.name + "': --preprocess applies to images (.jpg, .jpeg, .png, .bmp) and .wav files, not to '" +
-                text + "'");
+    if (!(media || preprocess == nullptr))
+      fail("input '" + declared.name +
+           "': --preprocess applies to images (.jpg, .jpeg, .png, .bmp) and .wav files, not to '" + text + "'");
     if (ext == ".npy" || ext == ".pb") return read_tensor_file(text);
     const Preprocess none;
     if (is_image_extension(ext))
@@ -128,8 +131,8 @@ Tensor read_input_value(const ValueInfo& declared, const std::string& text, cons
     if (ext == ".wav") return audio_input(read_file_bytes(text, kMaxMediaBytes), declared, preprocess ? *preprocess : none, what);
     if (auto scalar = parse_scalar_input(declared, text, what)) return *scalar;
     std::error_code ec;
-    require(!fs::exists(text, ec), what + ": unsupported file type '" + ext +
-                                       "' (expected .npy, .pb, .jpg, .jpeg, .png, .bmp or .wav)");
+    if (!(!fs::exists(text, ec)))
+      fail(what + ": unsupported file type '" + ext + "' (expected .npy, .pb, .jpg, .jpeg, .png, .bmp or .wav)");
     fail(what + ": neither a number nor a file ending in .npy, .pb, .jpg, .jpeg, .png, .bmp or .wav");
   } catch (const UnsupportedType&) {
     throw;
@@ -165,14 +168,15 @@ SampleSource::SampleSource(const Graph& graph, InputOptions options) : graph_(gr
   std::map<std::string, const ValueInfo*> declared;
   for (const ValueInfo& in : graph.inputs) declared[in.name] = &in;
   auto check_name = [&](const std::string& name, const std::string& source) {
-    require(declared.count(name) || graph.initializers.count(name), source + ": '" + name + "' is not an input of the model");
+    if (!(declared.count(name) || graph.initializers.count(name)))
+      fail(source + ": '" + name + "' is not an input of the model");
   };
   if (!options_.inputs.empty()) {
     if (fs::is_directory(options_.inputs)) {
       for (const auto& entry : fs::directory_iterator(options_.inputs))
         if (entry.is_directory()) sample_dirs_.push_back(entry.path().string());
       std::sort(sample_dirs_.begin(), sample_dirs_.end());
-      require(!sample_dirs_.empty(), options_.inputs + ": no sample subfolders (expected one folder per sample)");
+      if (!(!sample_dirs_.empty())) fail(options_.inputs + ": no sample subfolders (expected one folder per sample)");
     } else {
       for (auto& [name, tensor] : read_npz(options_.inputs)) {
         check_name(name, options_.inputs);
@@ -185,11 +189,12 @@ SampleSource::SampleSource(const Graph& graph, InputOptions options) : graph_(gr
   for (const std::string& spec : options_.preprocess) {
     // The last colon splits: TensorFlow input names carry one ("input_1:0").
     const size_t colon = spec.rfind(':');
-    require(colon != std::string::npos && colon > 0,
-            "--preprocess '" + spec + "': expected NAME:KEY=VALUE,... (e.g. image:resize=224x224,scale=1/255)");
+    if (!(colon != std::string::npos && colon > 0))
+      fail("--preprocess '" + spec + "': expected NAME:KEY=VALUE,... (e.g. image:resize=224x224,scale=1/255)");
     const std::string name = spec.substr(0, colon);
     check_name(name, "--preprocess " + spec);
-    require(!preprocess.count(name), "--preprocess " + name + ": given twice (put its options in one, comma-separated)");
+    if (!(!preprocess.count(name)))
+      fail("--preprocess " + name + ": given twice (put its options in one, comma-separated)");
     preprocess[name] = parse_preprocess(spec.substr(colon + 1), "--preprocess " + name);
   }
   for (const std::string& spec : options_.files) {
@@ -208,8 +213,8 @@ SampleSource::SampleSource(const Graph& graph, InputOptions options) : graph_(gr
     sources_[name] = text;
   }
   for (const auto& [name, options] : preprocess)
-    require(fixed_.count(name) && sources_.count(name),
-            "--preprocess " + name + ": input '" + name + "' is not given an image or .wav file with --input");
+    if (!(fixed_.count(name) && sources_.count(name)))
+      fail("--preprocess " + name + ": input '" + name + "' is not given an image or .wav file with --input");
   for (const std::string& spec : options_.shapes) {
     const auto [name, text] = split_assignment(spec, "--shape");
     check_name(name, "--shape " + spec);
@@ -219,8 +224,8 @@ SampleSource::SampleSource(const Graph& graph, InputOptions options) : graph_(gr
     const auto [name, text] = split_assignment(spec, "--dist");
     check_name(name, "--dist " + spec);
     const size_t colon = text.find(':'), comma = text.find(',', colon);
-    require(colon != std::string::npos && comma != std::string::npos,
-            "--dist " + spec + ": expected normal:MEAN,STD, uniform:LO,HI or int:LO,HI");
+    if (!(colon != std::string::npos && comma != std::string::npos))
+      fail("--dist " + spec + ": expected normal:MEAN,STD, uniform:LO,HI or int:LO,HI");
     Distribution d;
     const std::string kind = text.substr(0, colon);
     if (kind == "normal") d.kind = Distribution::Kind::Normal;
@@ -233,14 +238,14 @@ SampleSource::SampleSource(const Graph& graph, InputOptions options) : graph_(gr
     } catch (const std::exception&) {
       fail("--dist " + spec + ": bad numbers");
     }
-    require(d.kind == Distribution::Kind::Normal ? d.b >= 0 : d.a <= d.b, "--dist " + spec + ": empty range");
+    if (!(d.kind == Distribution::Kind::Normal ? d.b >= 0 : d.a <= d.b)) fail("--dist " + spec + ": empty range");
     distributions_[name] = d;
   }
   require(options_.samples >= 1, "--samples must be at least 1");
   count_ = !sample_dirs_.empty() ? static_cast<int64_t>(sample_dirs_.size()) : options_.random ? options_.samples : 1;
   for (const ValueInfo& in : graph.inputs)
-    require(fixed_.count(in.name) || options_.random || !sample_dirs_.empty(),
-            "input '" + in.name + "' was not given: use --input " + in.name + "=FILE.npy, --inputs or random inputs");
+    if (!(fixed_.count(in.name) || options_.random || !sample_dirs_.empty()))
+      fail("input '" + in.name + "' was not given: use --input " + in.name + "=FILE.npy, --inputs or random inputs");
 }
 
 std::map<std::string, int64_t> SampleSource::bind_symbolic_dims(const TensorMap& feeds, const Sources& sources) const {
@@ -251,9 +256,9 @@ std::map<std::string, int64_t> SampleSource::bind_symbolic_dims(const TensorMap&
       const std::string& param = in.dim_params[i];
       if (in.dims[i] >= 0 || param.empty() || param == "?") continue;
       const auto [it, inserted] = bound.try_emplace(param, shape[i], who);
-      require(inserted || it->second.first == shape[i],
-              "symbolic dimension '" + param + "' is " + std::to_string(it->second.first) + " in " + it->second.second +
-                  " but " + std::to_string(shape[i]) + " in " + who);
+      if (!(inserted || it->second.first == shape[i]))
+        fail("symbolic dimension '" + param + "' is " + std::to_string(it->second.first) + " in " + it->second.second +
+             " but " + std::to_string(shape[i]) + " in " + who);
     }
   };
   for (const ValueInfo& in : graph_.inputs) {
@@ -271,13 +276,15 @@ std::map<std::string, int64_t> SampleSource::bind_symbolic_dims(const TensorMap&
 }
 
 Tensor SampleSource::random_input(const ValueInfo& info, uint64_t stream, const std::map<std::string, int64_t>& dims) const {
-  require(info.elem_type != 0 && dtype_is_supported(info.elem_type),
-          "input '" + info.name + "' has element type " + onnx_type_name(info.elem_type) + ", which random inputs cannot fill");
+  if (!(info.elem_type != 0 && dtype_is_supported(info.elem_type)))
+    fail("input '" + info.name + "' has element type " + onnx_type_name(info.elem_type) +
+         ", which random inputs cannot fill");
   Shape shape;
   if (shapes_.count(info.name)) {
     shape = shapes_.at(info.name);
   } else {
-    require(info.has_shape, "input '" + info.name + "' declares no shape: give one with --shape " + info.name + "=...");
+    if (!(info.has_shape))
+      fail("input '" + info.name + "' declares no shape: give one with --shape " + info.name + "=...");
     // Symbolic dims take the size the given inputs bound them to, else 1.
     for (size_t i = 0; i < info.dims.size(); ++i) {
       const auto bound = dims.find(info.dim_params[i]);
@@ -310,7 +317,7 @@ Tensor SampleSource::random_input(const ValueInfo& info, uint64_t stream, const 
 }
 
 TensorMap SampleSource::sample(int64_t index) const {
-  require(index >= 0 && index < count_, "sample " + std::to_string(index) + " out of range");
+  if (!(index >= 0 && index < count_)) fail("sample " + std::to_string(index) + " out of range");
   TensorMap feeds = fixed_;
   Sources sources = sources_;
   if (!sample_dirs_.empty()) {
@@ -331,7 +338,7 @@ TensorMap SampleSource::sample(int64_t index) const {
         for (const ValueInfo& in : graph_.inputs) named |= in.name == name;
       }
       if (!named) {
-        require(positional < graph_.inputs.size(), file.string() + ": more input files than model inputs");
+        if (!(positional < graph_.inputs.size())) fail(file.string() + ": more input files than model inputs");
         name = graph_.inputs[positional++].name;
       }
       feeds[name] = read_tensor_file(file.string());

@@ -37,21 +37,21 @@ std::string descr_of(DType t) {
 }  // namespace
 
 Tensor parse_npy(const std::string& bytes, const std::string& what) {
-  require(bytes.size() >= 10 && bytes.compare(0, 6, "\x93NUMPY") == 0, what + ": not a .npy file (bad magic)");
+  if (!(bytes.size() >= 10 && bytes.compare(0, 6, "\x93NUMPY") == 0)) fail(what + ": not a .npy file (bad magic)");
   const int major = static_cast<unsigned char>(bytes[6]);
   size_t header_len = 0, offset = 0;
   if (major == 1) {
     header_len = static_cast<unsigned char>(bytes[8]) | (static_cast<size_t>(static_cast<unsigned char>(bytes[9])) << 8);
     offset = 10;
   } else if (major == 2 || major == 3) {
-    require(bytes.size() >= 12, what + ": truncated .npy header");
+    if (!(bytes.size() >= 12)) fail(what + ": truncated .npy header");
     header_len = 0;
     for (int i = 0; i < 4; ++i) header_len |= static_cast<size_t>(static_cast<unsigned char>(bytes[8 + i])) << (8 * i);
     offset = 12;
   } else {
     fail(what + ": unsupported .npy format version " + std::to_string(major));
   }
-  require(header_len <= bytes.size() - offset, what + ": truncated .npy header");
+  if (!(header_len <= bytes.size() - offset)) fail(what + ": truncated .npy header");
   const std::string header = bytes.substr(offset, header_len);
   offset += header_len;
 
@@ -59,7 +59,7 @@ Tensor parse_npy(const std::string& bytes, const std::string& what) {
   static const std::regex order_re(R"('fortran_order'\s*:\s*(True|False))");
   static const std::regex shape_re(R"('shape'\s*:\s*\(([^)]*)\))");
   std::smatch m;
-  require(std::regex_search(header, m, descr_re), what + ": .npy header has no descr");
+  if (!(std::regex_search(header, m, descr_re))) fail(what + ": .npy header has no descr");
   std::string descr = m[1];
   if (descr == "<b1" || descr == "|b1") descr = "|b1";
   if (descr == "<i1") descr = "|i1";
@@ -67,10 +67,11 @@ Tensor parse_npy(const std::string& bytes, const std::string& what) {
   DType dtype = DType::Undefined;
   for (const auto& e : kNpyTypes)
     if (descr == e.descr) dtype = e.dtype;
-  require(dtype != DType::Undefined, what + ": unsupported .npy dtype '" + descr + "' (big-endian or non-numeric?)");
-  require(std::regex_search(header, m, order_re), what + ": .npy header has no fortran_order");
-  require(m[1] == "False", what + ": Fortran-ordered .npy arrays are not supported; save with C order");
-  require(std::regex_search(header, m, shape_re), what + ": .npy header has no shape");
+  if (!(dtype != DType::Undefined))
+    fail(what + ": unsupported .npy dtype '" + descr + "' (big-endian or non-numeric?)");
+  if (!(std::regex_search(header, m, order_re))) fail(what + ": .npy header has no fortran_order");
+  if (!(m[1] == "False")) fail(what + ": Fortran-ordered .npy arrays are not supported; save with C order");
+  if (!(std::regex_search(header, m, shape_re))) fail(what + ": .npy header has no shape");
   Shape shape;
   const std::string dims = m[1];
   static const std::regex dim_re(R"(\s*(-?\d+)\s*,?)");
@@ -83,10 +84,10 @@ Tensor parse_npy(const std::string& bytes, const std::string& what) {
   }
   const int64_t numel = shape_numel(shape);
   const size_t elem = dtype_size(dtype);
-  require(static_cast<uint64_t>(numel) <= (bytes.size() - offset) / elem,
-          what + ": .npy data is shorter than shape " + shape_str(shape) + " of " + dtype_name(dtype) + " needs");
-  require(static_cast<size_t>(numel) * elem == bytes.size() - offset,
-          what + ": .npy data is longer than shape " + shape_str(shape) + " of " + dtype_name(dtype) + " needs");
+  if (!(static_cast<uint64_t>(numel) <= (bytes.size() - offset) / elem))
+    fail(what + ": .npy data is shorter than shape " + shape_str(shape) + " of " + dtype_name(dtype) + " needs");
+  if (!(static_cast<size_t>(numel) * elem == bytes.size() - offset))
+    fail(what + ": .npy data is longer than shape " + shape_str(shape) + " of " + dtype_name(dtype) + " needs");
   Tensor t(dtype, shape);
   if (t.nbytes()) std::memcpy(t.raw(), bytes.data() + offset, t.nbytes());
   return t;
@@ -118,7 +119,7 @@ void write_file_atomic(const fs::path& path, const std::string& bytes) {
   const fs::path tmp = path.string() + ".tmp." + std::to_string(::getpid());
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    require(static_cast<bool>(out), path.string() + ": cannot open for writing");
+    if (!(static_cast<bool>(out))) fail(path.string() + ": cannot open for writing");
     out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
     out.flush();
     if (!out) {
@@ -139,24 +140,24 @@ void write_npy(const fs::path& path, const Tensor& tensor) { write_file_atomic(p
 
 std::map<std::string, Tensor> read_npz(const fs::path& path) {
   const std::string what = path.string();
-  require(fs::is_regular_file(path), what + ": no such file");
+  if (!(fs::is_regular_file(path))) fail(what + ": no such file");
   int error = 0;
   zip_t* archive = zip_open(path.c_str(), ZIP_RDONLY, &error);
-  require(archive != nullptr, what + ": not a valid .npz (zip) archive");
+  if (!(archive != nullptr)) fail(what + ": not a valid .npz (zip) archive");
   std::map<std::string, Tensor> out;
   try {
     const zip_int64_t entries = zip_get_num_entries(archive, 0);
     for (zip_int64_t i = 0; i < entries; ++i) {
       zip_stat_t st;
-      require(zip_stat_index(archive, static_cast<zip_uint64_t>(i), 0, &st) == 0, what + ": unreadable entry");
+      if (!(zip_stat_index(archive, static_cast<zip_uint64_t>(i), 0, &st) == 0)) fail(what + ": unreadable entry");
       std::string name = st.name;
-      require(st.size < (uint64_t{16} << 30), what + ": entry '" + name + "' is too large");
+      if (!(st.size < (uint64_t{16} << 30))) fail(what + ": entry '" + name + "' is too large");
       zip_file_t* file = zip_fopen_index(archive, static_cast<zip_uint64_t>(i), 0);
-      require(file != nullptr, what + ": cannot open entry '" + name + "'");
+      if (!(file != nullptr)) fail(what + ": cannot open entry '" + name + "'");
       std::string bytes(static_cast<size_t>(st.size), '\0');
       const zip_int64_t got = zip_fread(file, bytes.data(), st.size);
       zip_fclose(file);
-      require(got == static_cast<zip_int64_t>(st.size), what + ": truncated entry '" + name + "'");
+      if (!(got == static_cast<zip_int64_t>(st.size))) fail(what + ": truncated entry '" + name + "'");
       if (name.size() > 4 && name.compare(name.size() - 4, 4, ".npy") == 0) name.resize(name.size() - 4);
       out[name] = parse_npy(bytes, what + "[" + name + "]");
     }

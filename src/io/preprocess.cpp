@@ -47,24 +47,25 @@ std::string declared_shape_str(const ValueInfo& info) {
 
 Preprocess parse_preprocess(const std::string& text, const std::string& what) {
   Preprocess p;
-  require(!text.empty(), what + ": no options (expected e.g. resize=224x224,scale=1/255)");
+  if (!(!text.empty())) fail(what + ": no options (expected e.g. resize=224x224,scale=1/255)");
   for (const std::string& item : split(text, ',')) {
     const size_t eq = item.find('=');
     const std::string key = item.substr(0, eq);
     const std::string value = eq == std::string::npos ? "" : item.substr(eq + 1);
     const bool is_flag = key == "rgb" || key == "bgr" || key == "gray" || key == "mono";
-    require(image_preprocess_keys().count(key) || audio_preprocess_keys().count(key),
-            what + ": unknown option '" + key + "' (images: resize=HxW, layout=nchw|nhwc, rgb, bgr, gray, scale=S, " +
-                "mean=M[/M/M], std=S[/S/S]; audio: offset=N, length=N, mono)");
-    require(is_flag ? eq == std::string::npos : !value.empty(),
-            what + ": " + (is_flag ? "'" + key + "' takes no value" : "'" + key + "' needs a value, e.g. " + key + "=..."));
-    require(p.keys.insert(key).second || is_flag, what + ": '" + key + "' is given twice");
+    if (!(image_preprocess_keys().count(key) || audio_preprocess_keys().count(key)))
+      fail(what + ": unknown option '" + key + "' (images: resize=HxW, layout=nchw|nhwc, rgb, bgr, gray, scale=S, " +
+           "mean=M[/M/M], std=S[/S/S]; audio: offset=N, length=N, mono)");
+    if (!(is_flag ? eq == std::string::npos : !value.empty()))
+      fail(what + ": " +
+           (is_flag ? "'" + key + "' takes no value" : "'" + key + "' needs a value, e.g. " + key + "=..."));
+    if (!(p.keys.insert(key).second || is_flag)) fail(what + ": '" + key + "' is given twice");
     const std::string bad = what + ": bad " + key + " '" + value + "'";
     if (key == "resize") {
       const auto hw = split(value, 'x');
       const int64_t h = hw.size() == 2 ? parse_count(hw[0]).value_or(0) : 0;
       const int64_t w = hw.size() == 2 ? parse_count(hw[1]).value_or(0) : 0;
-      require(h > 0 && w > 0, bad + " (expected HEIGHTxWIDTH, e.g. 224x224)");
+      if (!(h > 0 && w > 0)) fail(bad + " (expected HEIGHTxWIDTH, e.g. 224x224)");
       p.resize = std::make_pair(h, w);
     } else if (key == "layout") {
       if (value == "nchw" || value == "NCHW") p.layout = Preprocess::Layout::NCHW;
@@ -73,26 +74,27 @@ Preprocess parse_preprocess(const std::string& text, const std::string& what) {
     } else if (key == "rgb" || key == "bgr" || key == "gray") {
       const auto order = key == "rgb" ? Preprocess::Channels::RGB : key == "bgr" ? Preprocess::Channels::BGR
                                                                                  : Preprocess::Channels::Gray;
-      require(p.channels == Preprocess::Channels::Auto || p.channels == order, what + ": rgb, bgr and gray exclude each other");
+      if (!(p.channels == Preprocess::Channels::Auto || p.channels == order))
+        fail(what + ": rgb, bgr and gray exclude each other");
       p.channels = order;
     } else if (key == "scale") {
       // A fraction is accepted because the usual scales are 1/255 and 1/127.5.
       const auto parts = split(value, '/');
       const auto num = parse_number(parts[0]);
       const auto den = parts.size() == 2 ? parse_number(parts[1]) : std::optional<double>(1.0);
-      require(parts.size() <= 2 && num && den && *den != 0, bad + " (expected a number or a fraction, e.g. 1/255)");
+      if (!(parts.size() <= 2 && num && den && *den != 0)) fail(bad + " (expected a number or a fraction, e.g. 1/255)");
       p.scale = *num / *den;
     } else if (key == "mean" || key == "std") {
       std::vector<double>& out = key == "mean" ? p.mean : p.std;
       for (const std::string& part : split(value, '/')) {
         const auto v = parse_number(part);
-        require(v.has_value(), bad + " (expected one number or one per channel separated by '/')");
-        require(key == "mean" || *v != 0, what + ": std must not be 0");
+        if (!(v.has_value())) fail(bad + " (expected one number or one per channel separated by '/')");
+        if (!(key == "mean" || *v != 0)) fail(what + ": std must not be 0");
         out.push_back(*v);
       }
     } else if (key == "offset" || key == "length") {
       const auto n = parse_count(value);
-      require(n.has_value() && (key == "offset" || *n > 0), bad + " (expected a frame count)");
+      if (!(n.has_value() && (key == "offset" || *n > 0))) fail(bad + " (expected a frame count)");
       if (key == "offset") p.offset = *n;
       else p.length = *n;
     } else if (key == "mono") {

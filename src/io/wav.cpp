@@ -33,8 +33,8 @@ std::string encoding_name(uint16_t tag, uint16_t bits) {
 }  // namespace
 
 Audio parse_wav(const std::string& b, const std::string& what) {
-  require(b.size() >= 12 && b.compare(0, 4, "RIFF") == 0 && b.compare(8, 4, "WAVE") == 0,
-          what + ": not a WAV file (no RIFF/WAVE header)");
+  if (!(b.size() >= 12 && b.compare(0, 4, "RIFF") == 0 && b.compare(8, 4, "WAVE") == 0))
+    fail(what + ": not a WAV file (no RIFF/WAVE header)");
   bool have_fmt = false, have_data = false;
   uint16_t tag = 0, channels = 0, block_align = 0, bits = 0;
   uint32_t rate = 0;
@@ -43,14 +43,14 @@ Audio parse_wav(const std::string& b, const std::string& what) {
   for (size_t pos = 12; pos + 8 <= b.size();) {
     const std::string id = b.substr(pos, 4);
     const size_t size = le_u32(b, pos + 4), body = pos + 8;
-    require(size <= b.size() - body, what + ": WAV chunk '" + id + "' runs past the end of the file (truncated?)");
+    if (!(size <= b.size() - body)) fail(what + ": WAV chunk '" + id + "' runs past the end of the file (truncated?)");
     if (id == "fmt ") {
-      require(size >= 16, what + ": WAV fmt chunk too short");
+      if (!(size >= 16)) fail(what + ": WAV fmt chunk too short");
       tag = le_u16(b, body), channels = le_u16(b, body + 2), rate = le_u32(b, body + 4);
       block_align = le_u16(b, body + 12), bits = le_u16(b, body + 14);
       // WAVE_FORMAT_EXTENSIBLE: the encoding is the first two bytes of the subformat GUID.
       if (tag == 0xFFFE) {
-        require(size >= 40, what + ": WAV extensible fmt chunk too short");
+        if (!(size >= 40)) fail(what + ": WAV extensible fmt chunk too short");
         tag = le_u16(b, body + 24);
       }
       have_fmt = true;
@@ -59,16 +59,17 @@ Audio parse_wav(const std::string& b, const std::string& what) {
     }
     pos = body + size + (size & 1);
   }
-  require(have_fmt, what + ": WAV file has no fmt chunk");
-  require(have_data, what + ": WAV file has no data chunk");
+  if (!(have_fmt)) fail(what + ": WAV file has no fmt chunk");
+  if (!(have_data)) fail(what + ": WAV file has no data chunk");
   const bool supported = (tag == 1 && (bits == 16 || bits == 24 || bits == 32)) || (tag == 3 && bits == 32);
-  require(supported, what + ": WAV encoding " + encoding_name(tag, bits) +
-                         " is not supported (use 16/24/32-bit PCM or 32-bit float)");
-  require(channels >= 1, what + ": WAV file declares 0 channels");
-  require(block_align == channels * (bits / 8), what + ": WAV block align " + std::to_string(block_align) +
-                                                    " does not match " + std::to_string(channels) + " channels of " +
-                                                    std::to_string(bits) + " bits");
-  require(data_size % block_align == 0, what + ": WAV data is not a whole number of frames (truncated?)");
+  if (!(supported))
+    fail(what + ": WAV encoding " + encoding_name(tag, bits) +
+         " is not supported (use 16/24/32-bit PCM or 32-bit float)");
+  if (!(channels >= 1)) fail(what + ": WAV file declares 0 channels");
+  if (!(block_align == channels * (bits / 8)))
+    fail(what + ": WAV block align " + std::to_string(block_align) + " does not match " + std::to_string(channels) +
+         " channels of " + std::to_string(bits) + " bits");
+  if (!(data_size % block_align == 0)) fail(what + ": WAV data is not a whole number of frames (truncated?)");
   Audio audio;
   audio.sample_rate = rate, audio.channels = channels;
   audio.frames = static_cast<int64_t>(data_size / block_align);
@@ -97,36 +98,39 @@ Audio parse_wav(const std::string& b, const std::string& what) {
 
 Tensor audio_input(const std::string& bytes, const ValueInfo& declared, const Preprocess& opt, const std::string& what) {
   for (const std::string& key : opt.keys)
-    require(audio_preprocess_keys().count(key), what + ": --preprocess " + key + " applies to images, not to audio");
+    if (!(audio_preprocess_keys().count(key)))
+      fail(what + ": --preprocess " + key + " applies to images, not to audio");
   const DType dtype = declared.elem_type == 0 ? DType::Float32 : static_cast<DType>(declared.elem_type);
-  require(dtype_is_float(dtype), what + ": the model declares " + onnx_type_name(declared.elem_type) +
-                                     "; audio fills float inputs");
+  if (!(dtype_is_float(dtype)))
+    fail(what + ": the model declares " + onnx_type_name(declared.elem_type) + "; audio fills float inputs");
   const Audio audio = parse_wav(bytes, what);
-  require(opt.offset <= audio.frames, what + ": offset " + std::to_string(opt.offset) + " is past the end (" +
-                                          std::to_string(audio.frames) + " frames)");
+  if (!(opt.offset <= audio.frames))
+    fail(what + ": offset " + std::to_string(opt.offset) + " is past the end (" + std::to_string(audio.frames) +
+         " frames)");
   const int64_t frames = opt.length.value_or(audio.frames - opt.offset);
-  require(frames <= audio.frames - opt.offset, what + ": length " + std::to_string(frames) + " from offset " +
-                                                   std::to_string(opt.offset) + " runs past the end (" +
-                                                   std::to_string(audio.frames) + " frames)");
-  require(frames > 0, what + ": no audio frames to read");
+  if (!(frames <= audio.frames - opt.offset))
+    fail(what + ": length " + std::to_string(frames) + " from offset " + std::to_string(opt.offset) +
+         " runs past the end (" + std::to_string(audio.frames) + " frames)");
+  if (!(frames > 0)) fail(what + ": no audio frames to read");
   const int64_t channels = opt.mono ? 1 : audio.channels;
 
   const Shape dims = declared.has_shape ? declared.dims : Shape{-1, -1};
   const int rank = static_cast<int>(dims.size());
-  require(rank >= 1, what + ": audio fills inputs of rank 1 or more; the model declares a scalar");
-  require(rank >= 2 || channels == 1, what + ": the model takes one channel (" + declared_shape_str(declared) + ") and the file has " +
-                                          std::to_string(audio.channels) + ": add --preprocess " + declared.name + ":mono");
+  if (!(rank >= 1)) fail(what + ": audio fills inputs of rank 1 or more; the model declares a scalar");
+  if (!(rank >= 2 || channels == 1))
+    fail(what + ": the model takes one channel (" + declared_shape_str(declared) + ") and the file has " +
+         std::to_string(audio.channels) + ": add --preprocess " + declared.name + ":mono");
   const bool time_major = rank >= 2 && dims[rank - 1] == channels && dims[rank - 2] != channels;
   const int time_axis = time_major ? rank - 2 : rank - 1;
   const int channel_axis = rank < 2 ? -1 : time_major ? rank - 1 : rank - 2;
-  require(dims[time_axis] < 0 || dims[time_axis] == frames,
-          what + ": the model takes " + std::to_string(dims[time_axis]) + " frames (" + declared_shape_str(declared) + ") and " +
-              std::to_string(frames) + " are read: choose a window with --preprocess " + declared.name +
-              ":offset=N,length=" + std::to_string(dims[time_axis]));
-  require(channel_axis < 0 || dims[channel_axis] < 0 || dims[channel_axis] == channels,
-          what + ": the model takes " + std::to_string(dims[channel_axis]) + " channels (" + declared_shape_str(declared) +
-              ") and the file has " + std::to_string(audio.channels) +
-              (dims[channel_axis] == 1 ? ": add --preprocess " + declared.name + ":mono" : ""));
+  if (!(dims[time_axis] < 0 || dims[time_axis] == frames))
+    fail(what + ": the model takes " + std::to_string(dims[time_axis]) + " frames (" + declared_shape_str(declared) +
+         ") and " + std::to_string(frames) + " are read: choose a window with --preprocess " + declared.name +
+         ":offset=N,length=" + std::to_string(dims[time_axis]));
+  if (!(channel_axis < 0 || dims[channel_axis] < 0 || dims[channel_axis] == channels))
+    fail(what + ": the model takes " + std::to_string(dims[channel_axis]) + " channels (" +
+         declared_shape_str(declared) + ") and the file has " + std::to_string(audio.channels) +
+         (dims[channel_axis] == 1 ? ": add --preprocess " + declared.name + ":mono" : ""));
   Shape shape(static_cast<size_t>(rank), 1);
   shape[time_axis] = frames;
   if (channel_axis >= 0) shape[channel_axis] = channels;

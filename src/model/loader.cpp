@@ -50,8 +50,8 @@ namespace {
 
 template <class Field, class Store>
 void copy_typed_field(const Field& field, int64_t numel, const std::string& what, Store store) {
-  require(static_cast<int64_t>(field.size()) == numel,
-          what + ": holds " + std::to_string(field.size()) + " values but its shape needs " + std::to_string(numel));
+  if (!(static_cast<int64_t>(field.size()) == numel))
+    fail(what + ": holds " + std::to_string(field.size()) + " values but its shape needs " + std::to_string(numel));
   for (int64_t i = 0; i < numel; ++i) store(i, field.Get(static_cast<int>(i)));
 }
 
@@ -76,24 +76,25 @@ ExternalRange resolve_external(const onnx::TensorProto& proto, const fs::path& b
       fail(what + ": external data field '" + entry.key() + "' is not a number: '" + entry.value() + "'");
     }
   }
-  require(!location.empty(), what + ": external data has no location");
+  if (!(!location.empty())) fail(what + ": external data has no location");
   const fs::path rel(location);
-  require(rel.is_relative(), what + ": external data location '" + location + "' must be relative to the model folder");
+  if (!(rel.is_relative()))
+    fail(what + ": external data location '" + location + "' must be relative to the model folder");
   std::error_code ec;
   const fs::path base = fs::weakly_canonical(base_dir.empty() ? fs::path(".") : base_dir, ec);
   const fs::path file = fs::weakly_canonical(base / rel, ec);
   const auto [base_end, file_it] = std::mismatch(base.begin(), base.end(), file.begin(), file.end());
-  require(!ec && base_end == base.end() && file_it != file.end(),
-          what + ": external data location '" + location + "' escapes the model folder");
-  require(fs::is_regular_file(file, ec), what + ": external data file '" + location + "' not found");
+  if (!(!ec && base_end == base.end() && file_it != file.end()))
+    fail(what + ": external data location '" + location + "' escapes the model folder");
+  if (!(fs::is_regular_file(file, ec))) fail(what + ": external data file '" + location + "' not found");
   const uintmax_t file_size = fs::file_size(file, ec);
-  require(!ec, what + ": cannot read the size of '" + location + "'");
-  require(length < 0 || static_cast<uint64_t>(length) == expected,
-          what + ": external data length " + std::to_string(length) + " does not match the " +
-              std::to_string(expected) + " bytes its shape needs");
-  require(offset <= file_size && expected <= file_size - offset,
-          what + ": external data range of " + std::to_string(expected) + " bytes at offset " + std::to_string(offset) +
-              " runs past the end of '" + location + "' (" + std::to_string(file_size) + " bytes)");
+  if (!(!ec)) fail(what + ": cannot read the size of '" + location + "'");
+  if (!(length < 0 || static_cast<uint64_t>(length) == expected))
+    fail(what + ": external data length " + std::to_string(length) + " does not match the " + std::to_string(expected) +
+         " bytes its shape needs");
+  if (!(offset <= file_size && expected <= file_size - offset))
+    fail(what + ": external data range of " + std::to_string(expected) + " bytes at offset " + std::to_string(offset) +
+         " runs past the end of '" + location + "' (" + std::to_string(file_size) + " bytes)");
   return {file, offset};
 }
 
@@ -101,7 +102,7 @@ void read_external(const ExternalRange& range, const std::string& what, void* ds
   std::ifstream in(range.file, std::ios::binary);
   in.seekg(static_cast<std::streamoff>(range.offset));
   in.read(static_cast<char*>(dst), static_cast<std::streamsize>(bytes));
-  require(static_cast<size_t>(in.gcount()) == bytes, what + ": short read from '" + range.file.string() + "'");
+  if (!(static_cast<size_t>(in.gcount()) == bytes)) fail(what + ": short read from '" + range.file.string() + "'");
 }
 
 }  // namespace
@@ -112,7 +113,7 @@ Tensor tensor_from_proto(const onnx::TensorProto& proto, const fs::path& base_di
     if (type == 0) fail(what + ": tensor has no element type");
     throw UnsupportedType(what + ": element type " + onnx_type_name(type) + " is not supported");
   }
-  require(!proto.has_segment(), what + ": segmented tensors are not supported");
+  if (!(!proto.has_segment())) fail(what + ": segmented tensors are not supported");
   Shape shape(proto.dims().begin(), proto.dims().end());
   int64_t numel = 0;
   try {
@@ -122,7 +123,8 @@ Tensor tensor_from_proto(const onnx::TensorProto& proto, const fs::path& base_di
   }
   const DType dtype = static_cast<DType>(type);
   const size_t elem = dtype_size(dtype);
-  require(numel <= static_cast<int64_t>((uint64_t{1} << 62) / elem), what + ": shape " + shape_str(shape) + " is too large");
+  if (!(numel <= static_cast<int64_t>((uint64_t{1} << 62) / elem)))
+    fail(what + ": shape " + shape_str(shape) + " is too large");
   const size_t bytes = static_cast<size_t>(numel) * elem;
 
   if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
@@ -132,9 +134,9 @@ Tensor tensor_from_proto(const onnx::TensorProto& proto, const fs::path& base_di
     return out;
   }
   if (proto.has_raw_data()) {
-    require(proto.raw_data().size() == bytes, what + ": raw_data has " + std::to_string(proto.raw_data().size()) +
-                                                  " bytes but shape " + shape_str(shape) + " of " + dtype_name(dtype) +
-                                                  " needs " + std::to_string(bytes));
+    if (!(proto.raw_data().size() == bytes))
+      fail(what + ": raw_data has " + std::to_string(proto.raw_data().size()) + " bytes but shape " + shape_str(shape) +
+           " of " + dtype_name(dtype) + " needs " + std::to_string(bytes));
     Tensor out(dtype, shape);
     if (bytes) std::memcpy(out.raw(), proto.raw_data().data(), bytes);
     return out;
@@ -148,8 +150,9 @@ Tensor tensor_from_proto(const onnx::TensorProto& proto, const fs::path& base_di
     case DType::UInt32: case DType::UInt64: available = proto.uint64_data_size(); break;
     default: available = proto.int32_data_size(); break;
   }
-  require(available == numel, what + ": holds " + std::to_string(available) + " values but shape " + shape_str(shape) +
-                                  " needs " + std::to_string(numel));
+  if (!(available == numel))
+    fail(what + ": holds " + std::to_string(available) + " values but shape " + shape_str(shape) + " needs " +
+         std::to_string(numel));
   Tensor out(dtype, shape);
   visit_dtype(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -171,7 +174,7 @@ Tensor tensor_from_proto(const onnx::TensorProto& proto, const fs::path& base_di
 Tensor load_tensor_pb(const fs::path& path, std::string* name) {
   const std::string bytes = read_file_bytes(path, uint64_t{4} << 30);
   onnx::TensorProto proto;
-  require(proto.ParseFromString(bytes), path.string() + ": not a serialized ONNX TensorProto");
+  if (!(proto.ParseFromString(bytes))) fail(path.string() + ": not a serialized ONNX TensorProto");
   if (name) *name = proto.name();
   return tensor_from_proto(proto, path.parent_path(), path.string());
 }
@@ -263,15 +266,15 @@ struct GraphLoader {
   }
 
   std::shared_ptr<Graph> graph(const onnx::GraphProto& proto, int depth, const std::map<std::string, int64_t>& opsets) {
-    require(depth <= limits.max_subgraph_depth, file + ": subgraphs nested deeper than " +
-                                                    std::to_string(limits.max_subgraph_depth) + " levels");
+    if (!(depth <= limits.max_subgraph_depth))
+      fail(file + ": subgraphs nested deeper than " + std::to_string(limits.max_subgraph_depth) + " levels");
     auto g = std::make_shared<Graph>();
     g->name = proto.name();
     g->opsets = opsets;
-    require(proto.sparse_initializer_size() == 0, file + ": sparse initializers are not supported");
+    if (!(proto.sparse_initializer_size() == 0)) fail(file + ": sparse initializers are not supported");
     for (const auto& init : proto.initializer()) {
-      require(!init.name().empty(), file + ": an initializer has no name");
-      require(!g->initializers.count(init.name()), file + ": initializer '" + init.name() + "' is defined twice");
+      if (!(!init.name().empty())) fail(file + ": an initializer has no name");
+      if (!(!g->initializers.count(init.name()))) fail(file + ": initializer '" + init.name() + "' is defined twice");
       g->initializers.emplace(init.name(), tensor_from_proto(init, base_dir, file + ": initializer '" + init.name() + "'"));
     }
     for (const auto& in : proto.input())
@@ -285,7 +288,7 @@ struct GraphLoader {
       node.op_type = n.op_type();
       node.domain = n.domain() == "ai.onnx" ? "" : n.domain();
       node.name = n.name().empty() ? node.op_type + "_" + std::to_string(nodes.size()) : n.name();
-      require(!node.op_type.empty(), file + ": " + node.label() + " has no op_type");
+      if (!(!node.op_type.empty())) fail(file + ": " + node.label() + " has no op_type");
       node.inputs.assign(n.input().begin(), n.input().end());
       node.outputs.assign(n.output().begin(), n.output().end());
       for (const auto& a : n.attribute()) node.attributes[a.name()] = attribute(a, file + ": " + node.label(), depth, opsets);
@@ -310,7 +313,8 @@ struct GraphLoader {
     for (size_t i = 0; i < nodes.size(); ++i)
       for (const auto& o : nodes[i].outputs) {
         if (o.empty()) continue;
-        require(!g.initializers.count(o), file + ": " + nodes[i].label() + " writes '" + o + "', which is an initializer");
+        if (!(!g.initializers.count(o)))
+          fail(file + ": " + nodes[i].label() + " writes '" + o + "', which is an initializer");
         const auto [it, inserted] = producer.emplace(o, i);
         if (!inserted)
           fail(file + ": value '" + o + "' is produced by both " + nodes[it->second].label() + " and " + nodes[i].label());
@@ -328,8 +332,9 @@ struct GraphLoader {
           deps.insert(it->second);
           return;
         }
-        require(is_subgraph || g.initializers.count(v) || graph_inputs.count(v),
-                file + ": " + nodes[i].label() + " reads '" + v + "', which no node, graph input or initializer provides");
+        if (!(is_subgraph || g.initializers.count(v) || graph_inputs.count(v)))
+          fail(file + ": " + nodes[i].label() + " reads '" + v +
+               "', which no node, graph input or initializer provides");
       };
       for (const auto& v : nodes[i].inputs) depend(v);
       for (const auto& v : nodes[i].implicit_inputs) depend(v);
@@ -337,8 +342,8 @@ struct GraphLoader {
       pending[i] = deps.size();
     }
     for (const auto& out : g.outputs)
-      require(is_subgraph || producer.count(out.name) || g.initializers.count(out.name) || graph_inputs.count(out.name),
-              file + ": graph output '" + out.name + "' is not produced by any node");
+      if (!(is_subgraph || producer.count(out.name) || g.initializers.count(out.name) || graph_inputs.count(out.name)))
+        fail(file + ": graph output '" + out.name + "' is not produced by any node");
     std::priority_queue<size_t, std::vector<size_t>, std::greater<>> ready;
     for (size_t i = 0; i < nodes.size(); ++i)
       if (pending[i] == 0) ready.push(i);
@@ -367,8 +372,8 @@ namespace {
 
 Model model_from_proto(const onnx::ModelProto& proto, const fs::path& base_dir, const std::string& display_name,
                        const LoadLimits& limits) {
-  require(proto.has_graph(), display_name + ": not an ONNX model (no graph)");
-  require(proto.ir_version() > 0, display_name + ": not an ONNX model (no IR version)");
+  if (!(proto.has_graph())) fail(display_name + ": not an ONNX model (no graph)");
+  if (!(proto.ir_version() > 0)) fail(display_name + ": not an ONNX model (no IR version)");
   Model model;
   model.path = display_name;
   model.ir_version = proto.ir_version();
@@ -376,8 +381,8 @@ Model model_from_proto(const onnx::ModelProto& proto, const fs::path& base_dir, 
   std::map<std::string, int64_t> opsets;
   for (const auto& op : proto.opset_import()) {
     const std::string domain = op.domain() == "ai.onnx" ? "" : op.domain();
-    require(op.version() > 0, display_name + ": opset import for domain '" + domain + "' has version " +
-                                  std::to_string(op.version()));
+    if (!(op.version() > 0))
+      fail(display_name + ": opset import for domain '" + domain + "' has version " + std::to_string(op.version()));
     opsets[domain] = op.version();
   }
   if (!opsets.count("") && proto.ir_version() < 3) opsets[""] = 1;  // IR v1/v2 models predate opset_import
@@ -390,9 +395,9 @@ Model model_from_proto(const onnx::ModelProto& proto, const fs::path& base_dir, 
 
 Model load_model_from_bytes(const std::string& bytes, const fs::path& base_dir, const std::string& display_name,
                             const LoadLimits& limits) {
-  require(!bytes.empty(), display_name + ": empty file, not an ONNX model");
+  if (!(!bytes.empty())) fail(display_name + ": empty file, not an ONNX model");
   onnx::ModelProto proto;
-  require(proto.ParseFromString(bytes), display_name + ": not an ONNX model (protobuf parsing failed)");
+  if (!(proto.ParseFromString(bytes))) fail(display_name + ": not an ONNX model (protobuf parsing failed)");
   return model_from_proto(proto, base_dir, display_name, limits);
 }
 
@@ -404,7 +409,7 @@ Model load_model(const fs::path& path, const LoadLimits& limits) {
   std::ifstream in(path, std::ios::binary);
   if (!in) fail(display_name + ": cannot open for reading");
   onnx::ModelProto proto;
-  require(proto.ParseFromIstream(&in), display_name + ": not an ONNX model (protobuf parsing failed)");
+  if (!(proto.ParseFromIstream(&in))) fail(display_name + ": not an ONNX model (protobuf parsing failed)");
   return model_from_proto(proto, path.parent_path(), display_name, limits);
 }
 

@@ -85,9 +85,9 @@ Session::Session(std::shared_ptr<const Graph> graph, SessionOptions options)
   config_.profile = options_.profile;
   for (const auto& [name, format] : options_.node_precision) {
     const bool known = std::any_of(graph_->nodes.begin(), graph_->nodes.end(), [&](const Node& n) { return n.name == name; });
-    require(known, "no node named '" + name + "' to set the precision of");
-    require((format == Format::FP64) == (options_.precision == Format::FP64),
-            "fp64 runs the whole graph: it cannot be mixed with other formats (node '" + name + "')");
+    if (!(known)) fail("no node named '" + name + "' to set the precision of");
+    if (!((format == Format::FP64) == (options_.precision == Format::FP64)))
+      fail("fp64 runs the whole graph: it cannot be mixed with other formats (node '" + name + "')");
   }
   for (const Node& node : graph_->nodes) {
     ExecConfig c = config_;
@@ -138,17 +138,16 @@ void Session::check_feeds(const TensorMap& feeds) const {
   for (const ValueInfo& in : graph_->inputs) {
     known.insert(in.name);
     auto it = feeds.find(in.name);
-    require(it != feeds.end(), "graph input '" + in.name + "' was not given a value");
+    if (!(it != feeds.end())) fail("graph input '" + in.name + "' was not given a value");
     const Tensor& t = it->second;
     if (in.elem_type != 0)
-      require(static_cast<int32_t>(t.dtype()) == in.elem_type,
-              "input '" + in.name + "' expects " + onnx_type_name(in.elem_type) + ", got " + dtype_name(t.dtype()));
-    require(shape_fits(in, t.shape()),
-            "input '" + in.name + "' expects shape " + declared_shape(in) + ", got " + shape_str(t.shape()));
+      if (!(static_cast<int32_t>(t.dtype()) == in.elem_type))
+        fail("input '" + in.name + "' expects " + onnx_type_name(in.elem_type) + ", got " + dtype_name(t.dtype()));
+    if (!(shape_fits(in, t.shape())))
+      fail("input '" + in.name + "' expects shape " + declared_shape(in) + ", got " + shape_str(t.shape()));
   }
   for (const auto& [name, tensor] : feeds)
-    require(known.count(name) || graph_->initializers.count(name),
-            "'" + name + "' is not an input of the model");
+    if (!(known.count(name) || graph_->initializers.count(name))) fail("'" + name + "' is not an input of the model");
 }
 
 std::vector<Tensor> Session::run_node(size_t index, std::vector<const Tensor*> inputs, const ExecConfig& config,
@@ -235,7 +234,7 @@ TensorMap Session::run(const TensorMap& feeds, const NodeHook& hook, RunStats* s
   for (const auto& out : graph_->outputs) {
     auto produced_in = value_format.find(out.name);
     const Tensor* t = lookup(out.name, produced_in == value_format.end() ? Format::FP32 : produced_in->second);
-    require(t != nullptr, "graph output '" + out.name + "' has no value");
+    if (!(t != nullptr)) fail("graph output '" + out.name + "' has no value");
     outputs.emplace(out.name, *t);
   }
   return outputs;
