@@ -58,13 +58,20 @@ Thresholds Thresholds::from_json(const json& j) {
 }
 
 json Config::to_json() const {
-  return {{"reference", reference},     {"targets", targets},
-          {"samples", samples},         {"total_samples", total_samples},
-          {"seed", seed},               {"shard", shard.empty() ? json(nullptr) : json(shard)},
-          {"accumulation", accumulation}, {"tf32", tf32},
-          {"profile", profile},         {"fp8_scaling", fp8_scaling},
+  return {{"reference", reference},
+          {"targets", targets},
+          {"samples", samples},
+          {"total_samples", total_samples},
+          {"seed", seed},
+          {"shard", shard.empty() ? json(nullptr) : json(shard)},
+          {"accumulation", accumulation},
+          {"tf32", tf32},
+          {"profile", profile},
+          {"fp8_scaling", fp8_scaling},
           {"inputs", inputs},
-          {"timing", timing},           {"thresholds", thresholds.to_json()}};
+          {"keep_fp32", keep_fp32},
+          {"timing", timing},
+          {"thresholds", thresholds.to_json()}};
 }
 
 Config Config::from_json(const json& j) {
@@ -80,6 +87,7 @@ Config Config::from_json(const json& j) {
   c.profile = j.at("profile");
   c.fp8_scaling = j.at("fp8_scaling");
   c.inputs = j.at("inputs");
+  c.keep_fp32 = j.at("keep_fp32").get<std::vector<std::string>>();
   c.timing = j.at("timing");
   c.thresholds = Thresholds::from_json(j.at("thresholds"));
   return c;
@@ -152,6 +160,8 @@ json to_json(const Report& r) {
     node["index"] = n.index;
     node["name"] = n.name;
     node["op_type"] = n.op_type;
+    node["scope"] = n.scope.empty() ? json(nullptr) : json(n.scope);
+    node["executions"] = n.executions;
     node["inputs"] = n.inputs;
     node["outputs"] = n.outputs;
     json targets = json::object();
@@ -159,8 +169,10 @@ json to_json(const Report& r) {
       json reasons = json::array();
       for (const Reason& reason : t.reasons)
         reasons.push_back({{"code", reason.code}, {"level", verdict_name(reason.level)}, {"message", reason.message}});
-      targets[fmt] = {{"verdict", verdict_name(t.verdict)}, {"reasons", reasons},
-                      {"propagated_jump_db", probes::number_or_null(t.propagated_jump_db)}};
+      targets[fmt] = {{"verdict", verdict_name(t.verdict)},
+                      {"reasons", reasons},
+                      {"propagated_jump_db", probes::number_or_null(t.propagated_jump_db)},
+                      {"kept_fp32", t.kept_fp32}};
     }
     node["targets"] = targets;
     json tensors = json::array();
@@ -214,6 +226,8 @@ Report from_json(const json& j) {
       node.index = n.at("index");
       node.name = n.at("name");
       node.op_type = n.at("op_type");
+      node.scope = n.at("scope").is_null() ? "" : n.at("scope").get<std::string>();
+      node.executions = n.at("executions");
       node.inputs = n.at("inputs").get<std::vector<std::string>>();
       node.outputs = n.at("outputs").get<std::vector<std::string>>();
       node.time_ms_total = n.at("state").at("time_ms_total");
@@ -221,6 +235,7 @@ Report from_json(const json& j) {
         NodeTarget target;
         target.verdict = parse_verdict(t.at("verdict"));
         target.propagated_jump_db = probes::number_from(t.at("propagated_jump_db"));
+        target.kept_fp32 = t.at("kept_fp32");
         for (const json& reason : t.at("reasons"))
           target.reasons.push_back({reason.at("code"), parse_verdict(reason.at("level")), reason.at("message")});
         node.targets[fmt] = std::move(target);
@@ -303,8 +318,16 @@ void Report::merge(const Report& o) {
   for (size_t i = 0; i < nodes.size(); ++i) {
     NodeStats& a = nodes[i];
     const NodeStats& b = o.nodes[i];
-    if (!(a.name == b.name && a.tensors.size() == b.tensors.size())) fail("reports differ at node " + a.name);
+    if (!(a.name == b.name)) fail("reports differ at node " + a.name);
     a.time_ms_total += b.time_ms_total;
+    a.executions += b.executions;
+    // A node inside a branch or loop may have run on one report's samples only.
+    if (b.tensors.empty()) continue;
+    if (a.tensors.empty()) {
+      a.tensors = b.tensors;
+      continue;
+    }
+    if (!(a.tensors.size() == b.tensors.size())) fail("reports differ at node " + a.name);
     for (size_t k = 0; k < a.tensors.size(); ++k) {
       TensorStats& x = a.tensors[k];
       const TensorStats& y = b.tensors[k];

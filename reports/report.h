@@ -51,6 +51,7 @@ struct Config {
   std::string profile = "generic";
   std::string fp8_scaling = "none";  // "absmax": per-tensor scales from the reference
   std::string inputs;         // how inputs were made ("random normal", a folder, files)
+  std::vector<std::string> keep_fp32;  // top-level nodes the target runs computed in fp32 (sorted)
   bool timing = false;
   Thresholds thresholds;
   json to_json() const;
@@ -92,11 +93,15 @@ struct NodeTarget {
   Verdict verdict = Verdict::Safe;
   std::vector<Reason> reasons;
   double propagated_jump_db = 0;  // drop of propagated SQNR below the node's inputs
+  bool kept_fp32 = false;         // computed in fp32 in this target's runs (config.keep_fp32, or inside such a node)
 };
 
 struct NodeStats {
   int64_t index = 0;
-  std::string name, op_type;
+  // Nodes inside control-flow subgraphs precede their owner (which completes after them), named by path:
+  // "Loop_0/body/If_3/then/Conv_1" has scope "Loop_0/body/If_3/then"; top-level nodes have an empty scope.
+  std::string name, op_type, scope;
+  int64_t executions = 0;  // reference runs over samples (and loop iterations, inside a loop body)
   std::vector<std::string> inputs, outputs;
   std::vector<TensorStats> tensors;
   std::vector<WeightStats> weights;

@@ -1,7 +1,9 @@
 #include "audit/auditor.h"
 
+#include <algorithm>
 #include <chrono>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "audit/rounding_commutes.h"
 #include "audit/verdict.h"
@@ -27,8 +29,6 @@ class ScopedSeconds {
   std::chrono::steady_clock::time_point start_;
 };
 
-using ValueMap = std::unordered_map<std::string, Tensor>;
-
 SessionOptions session_options(int threads) {
   SessionOptions o;
   o.threads = threads;
@@ -40,25 +40,100 @@ bool is_float(DType t) { return dtype_is_float(t); }
 // TF32 is a math mode, not a storage format: tensors stay FP32, GEMM/Conv operands are rounded.
 Format storage_of(Format target) { return target == Format::TF32 ? Format::FP32 : target; }
 
+// A value of one stream under the name it has in the graph.
+using ValueMap = std::unordered_map<std::string, Tensor>;
+
 // One stream of values (reference, or a target's propagated run) with its converted initializers.
 struct Stream {
   ValueMap values;
   const std::map<std::string, Tensor>* initializers = nullptr;
-  const Tensor* find(const std::string& name) const {
+  // Outputs of nodes kept in fp32 (wide), and their copies in the target format for consumers computing
+  // in it: the Cast a mixed-precision model has at that boundary.
+  std::unordered_set<std::string> wide;
+  ValueMap narrowed;
+  std::function<Tensor(const Tensor&)> narrow;
+
+  // The value as a node computing in the target format (or, `in_target_format` false, in fp32) reads it.
+  const Tensor* find(const std::string& name, bool in_target_format = true) {
     auto it = values.find(name);
-    if (it != values.end()) return &it->second;
-    auto init = initializers->find(name);
-    return init == initializers->end() ? nullptr : &init->second;
+    if (it == values.end()) {
+      auto init = initializers->find(name);
+      return init == initializers->end() ? nullptr : &init->second;
+    }
+    if (!in_target_format || !wide.count(name)) return &it->second;
+    auto n = narrowed.find(name);
+    if (n == narrowed.end()) n = narrowed.emplace(name, narrow(it->second)).first;
+    return &n->second;
   }
-  std::vector<const Tensor*> inputs_of(const Node& node) const {
+  std::vector<const Tensor*> inputs_of(const Node& node, bool in_target_format = true) {
     std::vector<const Tensor*> out;
     for (const auto& name : node.inputs) {
-      const Tensor* t = name.empty() ? nullptr : find(name);
+      const Tensor* t = name.empty() ? nullptr : find(name, in_target_format);
       if (!name.empty() && !t) fail(node.label() + ": input '" + name + "' has no value");
       out.push_back(t);
     }
     return out;
   }
+  void store(const std::string& name, Tensor value, bool is_wide) {
+    values[name] = std::move(value);
+    if (is_wide) wide.insert(name);
+  }
+  void release(const std::string& name) {
+    values.erase(name);
+    narrowed.erase(name);
+    wide.erase(name);
+  }
+};
+
+std::vector<const Tensor*> views_of(const std::vector<Tensor>& tensors) {
+  std::vector<const Tensor*> out;
+  for (const Tensor& t : tensors) out.push_back(t.defined() ? &t : nullptr);
+  return out;
+}
+
+// Whether a node reads or writes floating values (only those are measured and re-run in a format).
+bool touches_floats(const std::vector<const Tensor*>& inputs, const std::vector<const Tensor*>& outputs) {
+  for (const auto* group : {&inputs, &outputs})
+    for (const Tensor* t : *group)
+      if (t && is_float(t->dtype())) return true;
+  return false;
+}
+
+// The subgraphs of a node (If's branches, a loop body) in report order, then before else, each with the
+// name its nodes' paths use ("then", "else", "body").
+std::vector<std::pair<std::string, const Graph*>> subgraphs_of(const Node& node) {
+  std::vector<std::pair<std::string, const Graph*>> out;
+  const std::string suffix = "_branch";
+  for (const auto& [name, a] : node.attributes) {
+    if (a.kind != Attribute::Kind::Graph || !a.g) continue;
+    const bool branch =
+        name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+    out.emplace_back(branch ? name.substr(0, name.size() - suffix.size()) : name, a.g.get());
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const auto& a, const auto& b) { return a.first == "then" && b.first != "then"; });
+  return out;
+}
+
+// One run of a node inside a subgraph: the node, and the iteration of each enclosing subgraph run
+// (outermost first; 0 for a branch), which is the same in every stream that takes the same path.
+using InnerRunKey = std::pair<const Node*, std::vector<int64_t>>;
+
+// Reference outputs of the inner runs of one control-flow node, kept until its target runs pair with them.
+// Beyond kBudgetBytes further runs are not kept, and go unpaired: their propagated figures then cover
+// fewer runs than the reference figures (the metrics' `compared` counts tell).
+struct InnerCapture {
+  static constexpr size_t kBudgetBytes = size_t{1} << 30;
+  std::map<InnerRunKey, std::vector<Tensor>> runs;
+  size_t bytes = 0;
+};
+
+// How the isolated figures of one run of a node against one target are obtained.
+enum class IsolatedRun {
+  None,    // no floating values
+  Stored,  // rounding commutes with the op: the reference output stored in the format (rounding_commutes.h)
+  Exact,   // the node is kept in fp32: alone, it computes the reference
+  Run,     // run the node alone on its reference inputs stored in the format
 };
 
 }  // namespace
@@ -67,13 +142,18 @@ struct Auditor::Impl {
   std::shared_ptr<const Graph> graph;
   AuditOptions options;
   Session session;
-  ExecConfig reference_config;
+  ExecConfig reference_config, fp32_config;
   std::vector<ExecConfig> target_configs;
   std::map<std::string, Tensor> reference_initializers;
   std::vector<std::map<std::string, Tensor>> target_initializers;
+  // Subgraph initializers in each target format, converted on first use (keyed by the reference tensor).
+  std::vector<std::map<const Tensor*, Tensor>> inner_initializers;
+  // The report's nodes: each top-level node after the nodes of its subgraphs, depth first.
   std::vector<report::NodeStats> nodes;
+  std::vector<size_t> top_slot;                        // graph node index -> slot in `nodes`
+  std::unordered_map<const Node*, size_t> inner_slot;  // node of a subgraph -> slot in `nodes`
+  std::vector<bool> kept_fp32;                         // by graph node index
   std::vector<probes::Divergence::Params> divergence_params;
-  bool observed = false;
   Auditor::TimeSplit time;
 
   Impl(std::shared_ptr<const Graph> g, AuditOptions o)
@@ -82,6 +162,7 @@ struct Auditor::Impl {
     require(!options.targets.empty(), "no target format to audit");
     reference_config = session.default_config();
     reference_config.storage = options.reference;
+    fp32_config = session.default_config();
     for (const auto& [name, t] : graph->initializers)
       reference_initializers.emplace(name, options.reference == Format::FP64 ? widen_to_double(t) : t);
     for (Format target : options.targets) {
@@ -97,7 +178,10 @@ struct Auditor::Impl {
       target_initializers.push_back(std::move(converted));
       divergence_params.emplace_back(storage_of(target), options.thresholds.tolerances);
     }
-    build_skeleton();
+    inner_initializers.resize(options.targets.size());
+    mark_kept_nodes();
+    for (size_t i = 0; i < graph->nodes.size(); ++i)
+      top_slot.push_back(add_to_skeleton(graph->nodes[i], {graph.get()}, graph->nodes[i].name, "", kept_fp32[i]));
   }
 
   std::string target_name(size_t k) const { return std::string(format_name(options.targets[k])); }
@@ -110,29 +194,76 @@ struct Auditor::Impl {
   double scale_for(size_t k, double absmax) const { return scaled(k) ? absmax_scale(options.targets[k], absmax) : 1.0; }
   // The same from the tensor itself (feeds, initializers), computing its absmax only when scaled.
   double scale_of(size_t k, const Tensor& t) const { return scaled(k) ? scale_for(k, absmax_of(t)) : 1.0; }
+  Tensor in_target_format(size_t k, const Tensor& t) {
+    ScopedSeconds converting(time.convert);
+    return tensor_in_format(t, target_configs[k].storage, scale_of(k, t));
+  }
 
-  void build_skeleton() {
-    for (size_t i = 0; i < graph->nodes.size(); ++i) {
-      const Node& node = graph->nodes[i];
-      report::NodeStats stats;
-      stats.index = static_cast<int64_t>(i);
-      stats.name = node.name;
-      stats.op_type = node.domain.empty() ? node.op_type : node.domain + "." + node.op_type;
-      stats.inputs = node.inputs;
-      stats.outputs = node.outputs;
-      for (const auto& name : node.inputs) {
-        auto it = graph->initializers.find(name);
-        if (name.empty() || it == graph->initializers.end() || !is_float(it->second.dtype())) continue;
-        report::WeightStats w;
-        w.name = name;
-        w.count = it->second.numel();
-        for (size_t k = 0; k < options.targets.size(); ++k)
-          w.targets[target_name(k)] =
-              probes::FormatFit::of(it->second, storage_of(options.targets[k]), scale_of(k, it->second));
-        stats.weights.push_back(std::move(w));
+  void mark_kept_nodes() {
+    kept_fp32.assign(graph->nodes.size(), false);
+    for (const std::string& name : options.keep_fp32) {
+      auto node = std::find_if(graph->nodes.begin(), graph->nodes.end(), [&](const Node& n) { return n.name == name; });
+      if (!(node != graph->nodes.end()))
+        fail("--keep-fp32 '" + name +
+             "': the model has no such node (nodes inside subgraphs are kept with their top-level owner)");
+      kept_fp32[size_t(node - graph->nodes.begin())] = true;
+    }
+  }
+
+  // Adds the nodes of a node's subgraphs under its path, then the node itself, to the report's skeleton:
+  // the order they finish in (the node completes after everything its subgraphs run). Returns its slot.
+  // `graphs` are the node's graph and those enclosing it, innermost first: where its weights may live.
+  size_t add_to_skeleton(const Node& node, const std::vector<const Graph*>& graphs, const std::string& path,
+                         const std::string& scope, bool kept) {
+    for (const auto& [subgraph_name, subgraph] : subgraphs_of(node)) {
+      std::vector<const Graph*> inner_graphs{subgraph};
+      inner_graphs.insert(inner_graphs.end(), graphs.begin(), graphs.end());
+      const std::string inner_scope = path + "/" + subgraph_name;
+      for (const Node& inner : subgraph->nodes)
+        inner_slot[&inner] = add_to_skeleton(inner, inner_graphs, inner_scope + "/" + inner.name, inner_scope, kept);
+    }
+    report::NodeStats stats;
+    stats.index = static_cast<int64_t>(nodes.size());
+    stats.name = path;
+    stats.scope = scope;
+    stats.op_type = node.domain.empty() ? node.op_type : node.domain + "." + node.op_type;
+    stats.inputs = node.inputs;
+    stats.outputs = node.outputs;
+    for (const auto& name : node.inputs) {
+      const Tensor* weight = nullptr;
+      for (auto g = graphs.begin(); g != graphs.end() && !weight && !name.empty(); ++g) {
+        auto it = (*g)->initializers.find(name);
+        if (it != (*g)->initializers.end()) weight = &it->second;
       }
-      for (size_t k = 0; k < options.targets.size(); ++k) stats.targets[target_name(k)] = {};
-      nodes.push_back(std::move(stats));
+      if (!weight || !is_float(weight->dtype())) continue;
+      report::WeightStats w;
+      w.name = name;
+      w.count = weight->numel();
+      for (size_t k = 0; k < options.targets.size(); ++k)
+        w.targets[target_name(k)] =
+            probes::FormatFit::of(*weight, storage_of(options.targets[k]), scale_of(k, *weight));
+      stats.weights.push_back(std::move(w));
+    }
+    for (size_t k = 0; k < options.targets.size(); ++k) stats.targets[target_name(k)].kept_fp32 = kept;
+    nodes.push_back(std::move(stats));
+    return nodes.size() - 1;
+  }
+
+  // The output entries of a node's statistics, made on its first run.
+  void ensure_tensor_stats(report::NodeStats& stats, const std::vector<std::string>& outputs,
+                           const std::vector<const Tensor*>& ref_out) const {
+    if (!stats.tensors.empty()) return;
+    for (size_t o = 0; o < outputs.size(); ++o) {
+      report::TensorStats ts;
+      ts.name = outputs[o];
+      if (ref_out[o]) {
+        ts.shape = ref_out[o]->shape();
+        const bool widened = options.reference == Format::FP64 && ref_out[o]->dtype() == DType::Float64;
+        ts.dtype = dtype_name(widened ? DType::Float32 : ref_out[o]->dtype());
+        ts.measured = is_float(ref_out[o]->dtype());
+      }
+      for (size_t k = 0; k < options.targets.size(); ++k) ts.targets[target_name(k)] = {};
+      stats.tensors.push_back(std::move(ts));
     }
   }
 
@@ -189,6 +320,175 @@ struct Auditor::Impl {
     return range.absmax();
   }
 
+  // The reference side of one run of a node's outputs: each probed, and stored in every target format.
+  struct StoredOutputs {
+    std::vector<double> absmax;                               // per output, this run's (FP8 scales)
+    std::vector<std::vector<Tensor>> tensors;                 // [target][output]: consumers' isolated inputs
+    std::vector<std::vector<probes::Divergence>> divergence;  // [target][output]: of the stored copies
+  };
+  StoredOutputs observe_reference_outputs(report::NodeStats& stats, const std::vector<const Tensor*>& ref_out,
+                                          int64_t sample) {
+    const size_t targets = options.targets.size();
+    StoredOutputs s{
+        std::vector<double>(ref_out.size(), 0.0),
+        std::vector<std::vector<Tensor>>(targets, std::vector<Tensor>(ref_out.size())),
+        std::vector<std::vector<probes::Divergence>>(targets, std::vector<probes::Divergence>(ref_out.size()))};
+    for (size_t o = 0; o < ref_out.size(); ++o) {
+      if (!stats.tensors[o].measured || !ref_out[o]) continue;
+      {
+        ScopedSeconds probing(time.probes);
+        s.absmax[o] = observe_reference(stats.tensors[o], *ref_out[o]);
+      }
+      for (size_t k = 0; k < targets; ++k) {
+        {
+          ScopedSeconds converting(time.convert);
+          s.tensors[k][o] = tensor_in_format(*ref_out[o], target_configs[k].storage, scale_for(k, s.absmax[o]));
+        }
+        ScopedSeconds probing(time.probes);
+        s.divergence[k][o] = probes::Divergence::of(*ref_out[o], s.tensors[k][o], divergence_params[k], sample);
+        stats.tensors[o].targets[target_name(k)].stored.merge(s.divergence[k][o]);
+      }
+    }
+    return s;
+  }
+
+  IsolatedRun isolated_run(const Node& node, size_t k, bool has_float, bool kept) const {
+    if (!has_float) return IsolatedRun::None;
+    if (kept) return IsolatedRun::Exact;
+    return !scaled(k) && rounding_commutes_with(node) ? IsolatedRun::Stored : IsolatedRun::Run;
+  }
+
+  // Merges the isolated divergence of one run of node `index` of `node_session` against target k. A Run
+  // feeds the node `value(name)`: its reference inputs stored in the format.
+  void observe_isolated(report::NodeStats& stats, const Session& node_session, size_t index, size_t k, IsolatedRun how,
+                        const ScopeLookup& value, const std::vector<const Tensor*>& ref_out,
+                        const StoredOutputs& stored, int64_t sample) {
+    const Node& node = node_session.graph().nodes[index];
+    std::vector<Tensor> iso_out;
+    if (how == IsolatedRun::Run) {
+      std::vector<const Tensor*> inputs;
+      for (const auto& name : node.inputs) inputs.push_back(name.empty() ? nullptr : value(name));
+      {
+        ScopedSeconds executing(time.execute);
+        iso_out = node_session.run_node(index, std::move(inputs), target_configs[k],
+                                        node.implicit_inputs.empty() ? nullptr : &value);
+      }
+      ScopedSeconds converting(time.convert);
+      for (size_t o = 0; o < iso_out.size(); ++o)
+        if (iso_out[o].defined())
+          round_tensor_to_format(iso_out[o], target_configs[k].storage, scale_for(k, stored.absmax[o]));
+    }
+    ScopedSeconds probing(time.probes);
+    for (size_t o = 0; o < ref_out.size(); ++o) {
+      if (!stats.tensors[o].measured || !ref_out[o]) continue;
+      probes::Divergence& isolated = stats.tensors[o].targets[target_name(k)].isolated;
+      const Tensor* iso = how == IsolatedRun::Exact                    ? ref_out[o]
+                          : o < iso_out.size() && iso_out[o].defined() ? &iso_out[o]
+                                                                       : nullptr;
+      if (how == IsolatedRun::Stored)
+        isolated.merge(stored.divergence[k][o]);
+      else if (iso && iso->numel() == ref_out[o]->numel() && is_float(iso->dtype()))
+        isolated.merge(probes::Divergence::of(*ref_out[o], *iso, divergence_params[k], sample));
+    }
+  }
+
+  void observe_propagated(report::NodeStats& stats, size_t k, const std::vector<const Tensor*>& ref_out,
+                          const std::vector<const Tensor*>& prop_out, int64_t sample) {
+    ScopedSeconds probing(time.probes);
+    for (size_t o = 0; o < ref_out.size(); ++o) {
+      if (!stats.tensors[o].measured || !ref_out[o] || !prop_out[o]) continue;
+      report::TensorTarget& tt = stats.tensors[o].targets[target_name(k)];
+      if (prop_out[o]->numel() == ref_out[o]->numel() && is_float(prop_out[o]->dtype()))
+        tt.propagated.merge(
+            probes::Divergence::of(*ref_out[o], *prop_out[o], divergence_params[k], sample, &tt.propagated_hist));
+    }
+  }
+
+  // Watches the reference run of a control-flow node: every node its subgraphs run is probed, re-run alone
+  // in each target format, and its outputs kept for the target runs to pair with.
+  class ReferenceWatch : public SubgraphObserver {
+   public:
+    ReferenceWatch(Impl& audit, int64_t sample, bool kept) : audit_(audit), sample_(sample), kept_(kept) {}
+    void enter(const Node&, const std::string&, int64_t iteration) override { iterations_.push_back(iteration); }
+    void leave() override { iterations_.pop_back(); }
+    void node_done(const Session& inner, size_t index, const std::vector<const Tensor*>& inputs,
+                   const std::vector<const Tensor*>& outputs, const ExecConfig&, const ScopeLookup& scope) override {
+      ScopedSeconds watching(seconds);
+      audit_.observe_inner_reference(inner, index, inputs, outputs, scope, {&inner.graph().nodes[index], iterations_},
+                                     sample_, kept_, capture);
+    }
+    InnerCapture capture;
+    double seconds = 0;  // spent observing, not running the node itself (excluded from its wall time)
+
+   private:
+    Impl& audit_;
+    int64_t sample_;
+    bool kept_;
+    std::vector<int64_t> iterations_;
+  };
+
+  // Watches a control-flow node's run in target k, pairing each inner run with the reference's.
+  class PropagatedWatch : public SubgraphObserver {
+   public:
+    PropagatedWatch(Impl& audit, size_t k, int64_t sample, const InnerCapture& capture)
+        : audit_(audit), k_(k), sample_(sample), capture_(capture) {}
+    void enter(const Node&, const std::string&, int64_t iteration) override { iterations_.push_back(iteration); }
+    void leave() override { iterations_.pop_back(); }
+    void node_done(const Session& inner, size_t index, const std::vector<const Tensor*>&,
+                   const std::vector<const Tensor*>& outputs, const ExecConfig&, const ScopeLookup&) override {
+      const Node* node = &inner.graph().nodes[index];
+      auto run = capture_.runs.find({node, iterations_});
+      if (run != capture_.runs.end())
+        audit_.observe_propagated(audit_.nodes[audit_.inner_slot.at(node)], k_, views_of(run->second), outputs,
+                                  sample_);
+    }
+
+   private:
+    Impl& audit_;
+    size_t k_;
+    int64_t sample_;
+    const InnerCapture& capture_;
+    std::vector<int64_t> iterations_;
+  };
+
+  void observe_inner_reference(const Session& inner, size_t index, const std::vector<const Tensor*>& inputs,
+                               const std::vector<const Tensor*>& ref_out, const ScopeLookup& scope, InnerRunKey key,
+                               int64_t sample, bool kept, InnerCapture& capture) {
+    const Node& node = inner.graph().nodes[index];
+    report::NodeStats& stats = nodes[inner_slot.at(&node)];
+    ++stats.executions;
+    ensure_tensor_stats(stats, node.outputs, ref_out);
+    const StoredOutputs stored = observe_reference_outputs(stats, ref_out, sample);
+    const bool has_float = touches_floats(inputs, ref_out);
+    for (size_t k = 0; k < options.targets.size(); ++k) {
+      // The reference values the node reads, stored in the format; initializers converted once per audit.
+      std::unordered_map<std::string, Tensor> converted;
+      const ScopeLookup value = [&](const std::string& name) -> const Tensor* {
+        const Tensor* ref = scope(name);
+        if (!ref) return nullptr;
+        auto outer = reference_initializers.find(name);
+        if (outer != reference_initializers.end() && &outer->second == ref) return &target_initializers[k].at(name);
+        auto own = inner.graph().initializers.find(name);
+        if (own != inner.graph().initializers.end() && &own->second == ref) {
+          auto cached = inner_initializers[k].find(ref);
+          if (cached == inner_initializers[k].end())
+            cached = inner_initializers[k].emplace(ref, in_target_format(k, *ref)).first;
+          return &cached->second;
+        }
+        auto c = converted.find(name);
+        if (c == converted.end()) c = converted.emplace(name, in_target_format(k, *ref)).first;
+        return &c->second;
+      };
+      observe_isolated(stats, inner, index, k, isolated_run(node, k, has_float, kept), value, ref_out, stored, sample);
+    }
+    if (capture.bytes >= InnerCapture::kBudgetBytes) return;
+    std::vector<Tensor>& kept_outputs = capture.runs[std::move(key)];
+    for (const Tensor* t : ref_out) {
+      kept_outputs.push_back(t ? *t : Tensor());
+      capture.bytes += t ? t->nbytes() : 0;
+    }
+  }
+
   void run_sample(const TensorMap& feeds, int64_t sample, const std::function<void(size_t)>& on_node) {
     session.check_feeds(feeds);
     const size_t targets = options.targets.size();
@@ -201,14 +501,17 @@ struct Auditor::Impl {
     std::vector<ValueMap> isolated_inputs(targets);
     for (size_t k = 0; k < targets; ++k) {
       propagated[k].initializers = &target_initializers[k];
+      propagated[k].narrow = [this, k](const Tensor& t) { return in_target_format(k, t); };
       for (const auto& [name, t] : feeds)
         propagated[k].values[name] = tensor_in_format(t, target_configs[k].storage, scale_of(k, t));
     }
 
     for (size_t i = 0; i < graph->nodes.size(); ++i) {
       const Node& node = graph->nodes[i];
-      report::NodeStats& stats = nodes[i];
+      report::NodeStats& stats = nodes[top_slot[i]];
+      const bool kept = kept_fp32[i];
       probes::NvtxRange range(node.name.c_str());
+      ++stats.executions;
 
       // Wall time only when asked for: it is the one figure that differs between runs, and without
       // --timing the report must be byte-identical for the same model, inputs and seed.
@@ -216,124 +519,68 @@ struct Auditor::Impl {
       // Control-flow nodes read outer values by name inside their subgraphs: each stream serves its own.
       const bool reads_scope = !node.implicit_inputs.empty();
       const ScopeLookup reference_scope = [&](const std::string& name) { return reference.find(name); };
-      std::vector<Tensor> ref_out = session.run_node(i, reference.inputs_of(node), reference_config,
-                                                     reads_scope ? &reference_scope : nullptr);
+      const std::vector<const Tensor*> ref_in = reference.inputs_of(node);
+      ReferenceWatch watch(*this, sample, kept);
+      std::vector<Tensor> ref_out =
+          session.run_node(i, ref_in, reference_config, reads_scope ? &reference_scope : nullptr, &watch);
       if (options.timing)
-        stats.time_ms_total += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+        stats.time_ms_total +=
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count() -
+            1e3 * watch.seconds;
       if (options.reference == Format::FP64)
         for (Tensor& t : ref_out) t = t.defined() ? widen_to_double(t) : t;
-
-      bool has_float = false;
-      for (const Tensor& t : ref_out) has_float |= t.defined() && is_float(t.dtype());
-      for (const auto& name : node.inputs) {
-        const Tensor* t = name.empty() ? nullptr : reference.find(name);
-        has_float |= t && is_float(t->dtype());
-      }
-
-      if (stats.tensors.empty())
-        for (size_t o = 0; o < node.outputs.size(); ++o) {
-          report::TensorStats ts;
-          ts.name = node.outputs[o];
-          if (ref_out[o].defined()) {
-            ts.shape = ref_out[o].shape();
-            ts.dtype = dtype_name(options.reference == Format::FP64 && ref_out[o].dtype() == DType::Float64
-                                      ? DType::Float32
-                                      : ref_out[o].dtype());
-            ts.measured = is_float(ref_out[o].dtype());
-          }
-          for (size_t k = 0; k < targets; ++k) ts.targets[target_name(k)] = {};
-          stats.tensors.push_back(std::move(ts));
-        }
-      std::vector<double> ref_absmax(ref_out.size(), 0.0);  // scales of scaled FP8 targets
-      // Per target and output: the stored output's divergence, which is the isolated one where rounding
-      // commutes with the op (unscaled targets: a scale is per tensor, so inputs and output differ).
-      std::vector<std::vector<probes::Divergence>> stored_divergence(targets, std::vector<probes::Divergence>(ref_out.size()));
-      for (size_t o = 0; o < ref_out.size(); ++o) {
-        if (!stats.tensors[o].measured || !ref_out[o].defined()) continue;
-        {
-          ScopedSeconds probing(time.probes);
-          ref_absmax[o] = observe_reference(stats.tensors[o], ref_out[o]);
-        }
-        // The output stored in each format: measured here, and kept as the isolated input of its consumers.
-        for (size_t k = 0; k < targets; ++k) {
-          Tensor stored;
-          {
-            ScopedSeconds converting(time.convert);
-            stored = tensor_in_format(ref_out[o], target_configs[k].storage, scale_for(k, ref_absmax[o]));
-          }
-          ScopedSeconds probing(time.probes);
-          stored_divergence[k][o] = probes::Divergence::of(ref_out[o], stored, divergence_params[k], sample);
-          stats.tensors[o].targets[target_name(k)].stored.merge(stored_divergence[k][o]);
-          if (!node.outputs[o].empty()) isolated_inputs[k][node.outputs[o]] = std::move(stored);
-        }
-      }
+      const std::vector<const Tensor*> ref_view = views_of(ref_out);
+      ensure_tensor_stats(stats, node.outputs, ref_view);
+      StoredOutputs stored = observe_reference_outputs(stats, ref_view, sample);
+      const bool has_float = touches_floats(ref_in, ref_view);
 
       for (size_t k = 0; k < targets; ++k) {
-        const ExecConfig& config = target_configs[k];
+        const ExecConfig& config = kept ? fp32_config : target_configs[k];
         std::vector<Tensor> prop_out;
         {
           ScopedSeconds executing(time.execute);
-          const ScopeLookup propagated_scope = [&](const std::string& name) { return propagated[k].find(name); };
-          prop_out = session.run_node(i, propagated[k].inputs_of(node), config, reads_scope ? &propagated_scope : nullptr);
+          const ScopeLookup propagated_scope = [&](const std::string& name) { return propagated[k].find(name, !kept); };
+          PropagatedWatch inner(*this, k, sample, watch.capture);
+          prop_out = session.run_node(i, propagated[k].inputs_of(node, !kept), config,
+                                      reads_scope ? &propagated_scope : nullptr, &inner);
         }
-        {
+        if (!kept) {
           ScopedSeconds converting(time.convert);
           for (size_t o = 0; o < prop_out.size(); ++o)
-            if (prop_out[o].defined()) round_tensor_to_format(prop_out[o], config.storage, scale_for(k, ref_absmax[o]));
+            if (prop_out[o].defined())
+              round_tensor_to_format(prop_out[o], config.storage, scale_for(k, stored.absmax[o]));
         }
-        std::vector<Tensor> iso_out;
-        const bool isolated_is_stored = has_float && !scaled(k) && rounding_commutes_with(node);
-        if (has_float && !isolated_is_stored) {
-          // A reference value stored in the target format: cached until its last reader.
-          const ScopeLookup isolated_value = [&](const std::string& name) -> const Tensor* {
-            auto cached = isolated_inputs[k].find(name);
-            if (cached != isolated_inputs[k].end()) return &cached->second;
-            auto init = target_initializers[k].find(name);
-            if (!reference.values.count(name) && init != target_initializers[k].end()) return &init->second;
-            const Tensor* value = reference.find(name);
-            if (!value) return nullptr;
-            ScopedSeconds converting(time.convert);
-            return &isolated_inputs[k].emplace(name, tensor_in_format(*value, config.storage, scale_of(k, *value))).first->second;
-          };
-          std::vector<const Tensor*> iso_in;
-          for (const auto& name : node.inputs) iso_in.push_back(name.empty() ? nullptr : isolated_value(name));
-          {
-            ScopedSeconds executing(time.execute);
-            iso_out = session.run_node(i, std::move(iso_in), config, reads_scope ? &isolated_value : nullptr);
-          }
-          ScopedSeconds converting(time.convert);
-          for (size_t o = 0; o < iso_out.size(); ++o)
-            if (iso_out[o].defined()) round_tensor_to_format(iso_out[o], config.storage, scale_for(k, ref_absmax[o]));
-        }
-        const std::string fmt = target_name(k);
-        ScopedSeconds probing(time.probes);
-        for (size_t o = 0; o < ref_out.size(); ++o) {
-          report::TensorStats& ts = stats.tensors[o];
-          if (!ts.measured || !ref_out[o].defined() || !prop_out[o].defined()) continue;
-          report::TensorTarget& tt = ts.targets[fmt];
-          if (prop_out[o].numel() == ref_out[o].numel() && is_float(prop_out[o].dtype()))
-            tt.propagated.merge(probes::Divergence::of(ref_out[o], prop_out[o], divergence_params[k], sample,
-                                                       &tt.propagated_hist));
-          if (isolated_is_stored)
-            tt.isolated.merge(stored_divergence[k][o]);
-          else if (!iso_out.empty() && iso_out[o].numel() == ref_out[o].numel() && is_float(iso_out[o].dtype()))
-            tt.isolated.merge(probes::Divergence::of(ref_out[o], iso_out[o], divergence_params[k], sample));
-        }
+        // A reference value stored in the target format: cached until its last reader.
+        const ScopeLookup isolated_value = [&](const std::string& name) -> const Tensor* {
+          auto cached = isolated_inputs[k].find(name);
+          if (cached != isolated_inputs[k].end()) return &cached->second;
+          auto init = target_initializers[k].find(name);
+          if (!reference.values.count(name) && init != target_initializers[k].end()) return &init->second;
+          const Tensor* value = reference.find(name);
+          if (!value) return nullptr;
+          return &isolated_inputs[k].emplace(name, in_target_format(k, *value)).first->second;
+        };
+        observe_isolated(stats, session, i, k, isolated_run(node, k, has_float, kept), isolated_value, ref_view, stored,
+                         sample);
+        observe_propagated(stats, k, ref_view, views_of(prop_out), sample);
         for (size_t o = 0; o < node.outputs.size(); ++o)
-          if (!node.outputs[o].empty()) propagated[k].values[node.outputs[o]] = std::move(prop_out[o]);
+          if (!node.outputs[o].empty()) propagated[k].store(node.outputs[o], std::move(prop_out[o]), kept);
+        // The output stored in the format is its consumers' isolated input.
+        for (size_t o = 0; o < node.outputs.size(); ++o)
+          if (!node.outputs[o].empty() && stored.tensors[k][o].defined())
+            isolated_inputs[k][node.outputs[o]] = std::move(stored.tensors[k][o]);
       }
       for (size_t o = 0; o < node.outputs.size(); ++o)
         if (!node.outputs[o].empty()) reference.values[node.outputs[o]] = std::move(ref_out[o]);
       for (const auto& name : session.release_after(i)) {
-        reference.values.erase(name);
+        reference.release(name);
         for (size_t k = 0; k < targets; ++k) {
-          propagated[k].values.erase(name);
+          propagated[k].release(name);
           isolated_inputs[k].erase(name);
         }
       }
       if (on_node) on_node(i);
     }
-    observed = true;
   }
 };
 
@@ -350,6 +597,10 @@ size_t Auditor::node_count() const { return impl_->graph->nodes.size(); }
 Auditor::TimeSplit Auditor::time_split() const { return impl_->time; }
 
 void Auditor::fill(report::Report& report) const {
+  report.config.keep_fp32 = impl_->options.keep_fp32;
+  std::sort(report.config.keep_fp32.begin(), report.config.keep_fp32.end());
+  report.config.keep_fp32.erase(std::unique(report.config.keep_fp32.begin(), report.config.keep_fp32.end()),
+                                report.config.keep_fp32.end());
   report.nodes = impl_->nodes;
   std::vector<std::string> outputs;
   for (const auto& o : impl_->graph->outputs) outputs.push_back(o.name);

@@ -4,6 +4,10 @@
 //   isolated   : the node alone in the target format, fed the reference inputs converted to the format
 //                (the error the node itself introduces);
 // and the probes observe every float output. Values are freed after their last consumer in all streams.
+// Nodes inside If/Loop/Scan subgraphs are observed too, through the executor's SubgraphObserver: in the
+// reference run each inner node's outputs are probed and the node is re-run alone in every target format;
+// its propagated figures pair each of its reference runs with the target run of the same branch and
+// iteration (runs whose branch or trip count differs between the streams have no pair).
 #pragma once
 #include <functional>
 #include <memory>
@@ -27,6 +31,9 @@ struct AuditOptions {
   bool fp8_absmax_scaling = false;
   bool timing = false;  // per-node wall time in the report (the only figures that differ between runs)
   int threads = 1;
+  // Top-level nodes computed in fp32 in the target runs (with their subgraphs), as a mixed-precision
+  // deployment keeps them: their consumers in the target format read their outputs converted.
+  std::vector<std::string> keep_fp32;
 };
 
 std::string accumulation_name(Accumulation a);
@@ -37,6 +44,7 @@ class Auditor {
   Auditor(std::shared_ptr<const Graph> graph, AuditOptions options);
   ~Auditor();
   // Runs one sample through all streams and merges its statistics. Called once per sample, in any order.
+  // `on_node` is called after each top-level node (its graph index); it may call fill() for a snapshot.
   void observe(const TensorMap& feeds, int64_t sample_index, const std::function<void(size_t)>& on_node = {});
   // The statistics so far, with verdicts and the summary evaluated. Fills `report.nodes` and
   // `report.summary`; the caller sets model identity and config.

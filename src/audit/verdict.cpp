@@ -65,8 +65,11 @@ NodeFigures figures_of(const NodeStats& node, const std::string& fmt) {
 void evaluate(report::Report& report, const std::vector<std::string>& graph_outputs) {
   const report::Thresholds& th = report.config.thresholds;
   std::unordered_map<std::string, size_t> producer;
-  for (size_t i = 0; i < report.nodes.size(); ++i)
+  std::unordered_map<std::string, std::vector<size_t>> consumers;
+  for (size_t i = 0; i < report.nodes.size(); ++i) {
     for (const auto& o : report.nodes[i].outputs) producer[o] = i;
+    for (const auto& in : report.nodes[i].inputs) consumers[in].push_back(i);
+  }
 
   for (const std::string& fmt : report.config.targets) {
     const Format format = *parse_format(fmt);
@@ -87,18 +90,29 @@ void evaluate(report::Report& report, const std::vector<std::string>& graph_outp
         target.reasons.push_back({code, level, std::move(message)});
         target.verdict = std::max(target.verdict, level);
       };
-      if (f.overflow > 0)
+      // A node kept in fp32 computes its own values right; what can still go wrong is its output meeting
+      // the format on the way to a consumer that computes in it.
+      const bool kept = node.targets[fmt].kept_fp32;
+      target.kept_fp32 = kept;
+      std::string read_in_format;  // a consumer in the format, for a kept node
+      if (kept)
+        for (const auto& out : node.outputs)
+          for (size_t c : consumers[out])
+            if (read_in_format.empty() && !report.nodes[c].targets[fmt].kept_fp32)
+              read_in_format = report.nodes[c].name;
+      const std::string boundary = read_in_format.empty() ? "" : " where '" + read_in_format + "' reads it in " + fmt;
+      if (f.overflow > 0 && (!kept || !read_in_format.empty()))
         add("overflow", Verdict::Unsafe,
             "reference absmax " + fmt_g(f.absmax) + " exceeds " + fmt + " max " + fmt_g(traits.max_finite, 6) + " in " +
-                std::to_string(f.overflow) + " of " + std::to_string(f.values) + " values");
-      if (f.nonzero > 0) {
+                std::to_string(f.overflow) + " of " + std::to_string(f.values) + " values" + boundary);
+      if (f.nonzero > 0 && (!kept || !read_in_format.empty())) {
         const double frac = static_cast<double>(f.significant_flushed) / static_cast<double>(f.nonzero);
         if (f.significant_flushed > 0 && frac >= th.underflow_warn_frac)
           add("underflow", frac >= th.underflow_unsafe_frac ? Verdict::Unsafe : Verdict::Warn,
               percent(f.significant_flushed, f.nonzero) + " of nonzero reference values (" +
                   std::to_string(f.significant_flushed) + " of " + std::to_string(f.nonzero) + ") flush to zero in " +
                   fmt + " (|x| <= " + fmt_g(traits.min_subnormal / 2) + ") while within " +
-                  std::to_string(traits.mantissa_bits + 1) + " bits of the tensor's largest value");
+                  std::to_string(traits.mantissa_bits + 1) + " bits of the tensor's largest value" + boundary);
       }
       // Non-finite values the node alone creates, beyond those its inputs already carry once stored in the
       // format (a Reshape of an overflowed tensor passes its Inf on; the Mul that computes 0 * -inf makes NaN).
@@ -108,7 +122,7 @@ void evaluate(report::Report& report, const std::vector<std::string>& graph_outp
         if (p != producer.end() && p->second < i) inherited_nonfinite += figures[p->second].stored_nonfinite;
       }
       for (const auto& w : node.weights) inherited_nonfinite += w.targets.at(fmt).overflow;
-      if (f.iso_nan + f.iso_inf > inherited_nonfinite)
+      if (!kept && f.iso_nan + f.iso_inf > inherited_nonfinite)
         add("nonfinite", Verdict::Unsafe,
             "the node alone in " + fmt + " gives " + std::to_string(f.iso_nan) + " NaN and " + std::to_string(f.iso_inf) +
                 " Inf where the reference is finite");
@@ -118,7 +132,7 @@ void evaluate(report::Report& report, const std::vector<std::string>& graph_outp
         auto p = producer.find(in);
         if (p != producer.end() && p->second < i && figures[p->second].prop_nonfinite > 0) inputs_nonfinite = true;
       }
-      if (f.iso_nan + f.iso_inf == 0 && f.prop_nonfinite > 0 && !inputs_nonfinite)
+      if (!kept && f.iso_nan + f.iso_inf == 0 && f.prop_nonfinite > 0 && !inputs_nonfinite)
         add("nonfinite", Verdict::Warn,
             "the propagated " + fmt + " run first turns non-finite here (" + std::to_string(f.prop_nonfinite) +
                 " values) from errors accumulated upstream");
@@ -132,11 +146,12 @@ void evaluate(report::Report& report, const std::vector<std::string>& graph_outp
           input_floor = std::min(input_floor, figures[p->second].stored_sqnr);
       }
       const double own_loss_db = input_floor - f.iso_sqnr;
-      if (f.has_iso && f.iso_sqnr < warn_db && own_loss_db >= th.own_loss_db)
+      if (!kept && f.has_iso && f.iso_sqnr < warn_db && own_loss_db >= th.own_loss_db)
         add("precision_loss", f.iso_sqnr < unsafe_db ? Verdict::Unsafe : Verdict::Warn,
             "isolated " + fmt + " SQNR " + fmt_g(f.iso_sqnr) + " dB (max rel err " + fmt_g(f.iso_max_rel) +
                 ") is below the " + fmt_g(f.iso_sqnr < unsafe_db ? unsafe_db : warn_db) + " dB limit");
       for (const auto& w : node.weights) {
+        if (kept) break;  // its weights stay in fp32
         const probes::FormatFit& fit = w.targets.at(fmt);
         if (fit.overflow > 0)
           add("weight_overflow", Verdict::Unsafe,
@@ -174,7 +189,18 @@ void evaluate(report::Report& report, const std::vector<std::string>& graph_outp
     std::stable_sort(ranking.begin(), ranking.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     for (size_t r = 0; r < ranking.size() && r < 10; ++r) summary.culprits.push_back(report.nodes[ranking[r].second].name);
     summary.first_unsafe = summary.unsafe_nodes.empty() ? "" : summary.unsafe_nodes.front();
-    summary.keep_fp32 = summary.unsafe_nodes;
+    // What to deploy in fp32: the nodes already kept, and the unsafe ones; a node inside a subgraph is kept
+    // with its top-level owner (the first main-graph node after it in the report).
+    std::vector<size_t> owner(report.nodes.size());
+    for (size_t i = report.nodes.size(); i-- > 0;)
+      owner[i] = report.nodes[i].scope.empty() || i + 1 == report.nodes.size() ? i : owner[i + 1];
+    for (size_t i = 0; i < report.nodes.size(); ++i) {
+      const report::NodeTarget& t = report.nodes[i].targets.at(fmt);
+      const std::string& name = report.nodes[owner[i]].name;
+      if ((t.kept_fp32 || t.verdict == Verdict::Unsafe) &&
+          std::find(summary.keep_fp32.begin(), summary.keep_fp32.end(), name) == summary.keep_fp32.end())
+        summary.keep_fp32.push_back(name);
+    }
     summary.pass = summary.unsafe_nodes.empty();
     for (const std::string& out : graph_outputs) {
       auto p = producer.find(out);

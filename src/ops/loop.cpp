@@ -47,7 +47,7 @@ class LoopOp : public OpKernel {
       feeds.push_back(scalar_like(body.inputs[1], DType::Bool));
       feeds.back().data<bool>()[0] = keep_going;
       feeds.insert(feeds.end(), carried.begin(), carried.end());
-      std::vector<Tensor> out = body_.run(feeds, ctx);
+      std::vector<Tensor> out = body_.run(feeds, ctx, iteration);
       keep_going = condition_value(out[0], label + ": the body's condition output");
       for (size_t i = 0; i < carried_count; ++i) carried[i] = std::move(out[1 + i]);
       for (size_t k = 0; k < scan_count; ++k) scans[k].push_back(std::move(out[1 + carried_count + k]));

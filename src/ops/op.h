@@ -81,6 +81,25 @@ inline bool ort_cuda_fp16_rules(const ExecConfig& config, DType dtype) {
 // for control-flow ops whose subgraphs read outer values (Node::implicit_inputs). nullptr when unknown.
 using ScopeLookup = std::function<const Tensor*(const std::string&)>;
 
+class Session;
+
+// Watches the nodes that control-flow ops (If, Loop, Scan) run inside their subgraphs, so that the audit's
+// probes see every node of every branch and iteration. The executor calls it; kernels only pass it on.
+class SubgraphObserver {
+ public:
+  virtual ~SubgraphObserver() = default;
+  // A run of the subgraph in `owner`'s graph attribute `attribute` begins; `iteration` numbers the runs of
+  // one loop (0 for If). Runs nest: every enter() is matched by a leave().
+  virtual void enter(const Node& owner, const std::string& attribute, int64_t iteration) = 0;
+  virtual void leave() = 0;
+  // Node `index` of the running subgraph's `session` ran on `inputs` (nullptr: omitted) under `config` and
+  // produced `outputs` (nullptr: not named), already stored in the config's format. `scope` resolves
+  // every name the node can see, for re-running it.
+  virtual void node_done(const Session& session, size_t index, const std::vector<const Tensor*>& inputs,
+                         const std::vector<const Tensor*>& outputs, const ExecConfig& config,
+                         const ScopeLookup& scope) = 0;
+};
+
 // What compute() sees: inputs (nullptr for omitted optional inputs), outputs to fill.
 class KernelContext {
  public:
@@ -103,6 +122,9 @@ class KernelContext {
   // The values the node's scope sees (set by the executor for nodes with subgraphs), or nullptr.
   const ScopeLookup* scope() const { return scope_; }
   void set_scope(const ScopeLookup* scope) { scope_ = scope; }
+  // Who watches the nodes of the node's subgraphs (the audit), or nullptr.
+  SubgraphObserver* observer() const { return observer_; }
+  void set_observer(SubgraphObserver* observer) { observer_ = observer; }
 
  private:
   const Node& node_;
@@ -110,6 +132,7 @@ class KernelContext {
   std::vector<Tensor> outputs_;
   const ExecConfig& config_;
   const ScopeLookup* scope_ = nullptr;
+  SubgraphObserver* observer_ = nullptr;
 };
 
 class OpKernel {

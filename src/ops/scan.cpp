@@ -56,7 +56,7 @@ class ScanOp : public OpKernel {
         const bool reverse = j < int64_t(input_directions_.size()) && input_directions_[size_t(j)] != 0;
         feeds.push_back(slice_along(ctx.input(states + size_t(j)), axes[size_t(j)], reverse ? steps - 1 - t : t));
       }
-      std::vector<Tensor> out = body_.run(feeds, ctx);
+      std::vector<Tensor> out = body_.run(feeds, ctx, t);
       for (size_t i = 0; i < states; ++i) carried[i] = std::move(out[i]);
       for (size_t k = 0; k < scan_outputs; ++k) stacked[k].push_back(std::move(out[states + k]));
     }

@@ -6,7 +6,8 @@
 
 namespace mpa {
 
-SubgraphRunner::SubgraphRunner(const OpInit& init, const std::string& attribute) : owner_(init.node().label()) {
+SubgraphRunner::SubgraphRunner(const OpInit& init, const std::string& attribute)
+    : attribute_(attribute), owner_(init.node().label()) {
   const Attribute& a = init.require(attribute);
   if (a.kind != Attribute::Kind::Graph || !a.g) fail(owner_ + ": attribute '" + attribute + "' is not a graph");
   graph_ = a.g;
@@ -14,7 +15,29 @@ SubgraphRunner::SubgraphRunner(const OpInit& init, const std::string& attribute)
 
 SubgraphRunner::~SubgraphRunner() = default;
 
-std::vector<Tensor> SubgraphRunner::run(const std::vector<Tensor>& inputs, const KernelContext& ctx) const {
+namespace {
+
+// Tells the observer that a subgraph run began, and that it ended however it ends.
+class ObservedRun {
+ public:
+  ObservedRun(SubgraphObserver* observer, const Node& owner, const std::string& attribute, int64_t iteration)
+      : observer_(observer) {
+    if (observer_) observer_->enter(owner, attribute, iteration);
+  }
+  ~ObservedRun() {
+    if (observer_) observer_->leave();
+  }
+  ObservedRun(const ObservedRun&) = delete;
+  ObservedRun& operator=(const ObservedRun&) = delete;
+
+ private:
+  SubgraphObserver* observer_;
+};
+
+}  // namespace
+
+std::vector<Tensor> SubgraphRunner::run(const std::vector<Tensor>& inputs, const KernelContext& ctx,
+                                        int64_t iteration) const {
   const ExecConfig& config = ctx.config();
   if (inputs.size() != graph_->inputs.size())
     fail(owner_ + ": its subgraph declares " + std::to_string(graph_->inputs.size()) + " inputs, " +
@@ -33,7 +56,8 @@ std::vector<Tensor> SubgraphRunner::run(const std::vector<Tensor>& inputs, const
   }
   TensorMap feeds;
   for (size_t i = 0; i < inputs.size(); ++i) feeds[graph_->inputs[i].name] = inputs[i];
-  const TensorMap outputs = session->run(feeds, {}, nullptr, ctx.scope());
+  const ObservedRun observed(ctx.observer(), ctx.node(), attribute_, iteration);
+  const TensorMap outputs = session->run(feeds, {}, nullptr, ctx.scope(), ctx.observer());
   std::vector<Tensor> ordered;
   for (const ValueInfo& out : graph_->outputs) ordered.push_back(outputs.at(out.name));
   return ordered;

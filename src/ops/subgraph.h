@@ -19,12 +19,14 @@ class SubgraphRunner {
   ~SubgraphRunner();
   const Graph& graph() const { return *graph_; }
   // Runs the subgraph on `inputs` (one per declared input, in order) under ctx's settings, reading outer
-  // values through ctx's scope; returns the declared outputs in order.
-  std::vector<Tensor> run(const std::vector<Tensor>& inputs, const KernelContext& ctx) const;
+  // values through ctx's scope and shown to ctx's observer as run `iteration` of the node's loop (0 for
+  // If); returns the declared outputs in order.
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs, const KernelContext& ctx, int64_t iteration = 0) const;
 
  private:
   std::shared_ptr<const Graph> graph_;
-  std::string owner_;  // the owning node's label, for errors
+  std::string attribute_;  // the owning node's graph attribute holding the subgraph
+  std::string owner_;      // the owning node's label, for errors
   // One session per precision setting the node runs under (the audit runs several), made on first use.
   mutable std::mutex mutex_;
   mutable std::map<std::tuple<Format, Accumulation, RuntimeProfile, int>, std::unique_ptr<Session>> sessions_;

@@ -151,10 +151,11 @@ void Session::check_feeds(const TensorMap& feeds) const {
 }
 
 std::vector<Tensor> Session::run_node(size_t index, std::vector<const Tensor*> inputs, const ExecConfig& config,
-                                      const ScopeLookup* scope) const {
+                                      const ScopeLookup* scope, SubgraphObserver* observer) const {
   const Node& node = graph_->nodes[index];
   KernelContext ctx(node, std::move(inputs), node.outputs.size(), config);
   ctx.set_scope(scope);
+  ctx.set_observer(observer);
   try {
     kernels_[index]->compute(ctx);
   } catch (const UnsupportedType& e) {
@@ -170,7 +171,8 @@ std::vector<Tensor> Session::run_node(size_t index, std::vector<const Tensor*> i
   return std::move(ctx.outputs());
 }
 
-TensorMap Session::run(const TensorMap& feeds, const NodeHook& hook, RunStats* stats, const ScopeLookup* outer) const {
+TensorMap Session::run(const TensorMap& feeds, const NodeHook& hook, RunStats* stats, const ScopeLookup* outer,
+                       SubgraphObserver* observer) const {
   check_feeds(feeds);
   cpu::set_num_threads(options_.threads);
   // Values live in their producer's storage format (feeds and initializers in their own); a node whose
@@ -205,12 +207,13 @@ TensorMap Session::run(const TensorMap& feeds, const NodeHook& hook, RunStats* s
       inputs.push_back(t);
     }
     std::vector<Tensor> results;
-    if (node.implicit_inputs.empty()) {
-      results = run_node(i, std::move(inputs), config);
-    } else {
-      const ScopeLookup scope = [&](const std::string& name) { return lookup(name, config.storage); };
-      results = run_node(i, std::move(inputs), config, &scope);
-    }
+    const ScopeLookup scope = [&](const std::string& name) { return lookup(name, config.storage); };
+    // The observer re-reads the inputs after the node ran; they stay alive until release_after_ below.
+    const std::vector<const Tensor*> observed_inputs = observer ? inputs : std::vector<const Tensor*>{};
+    if (node.implicit_inputs.empty())
+      results = run_node(i, std::move(inputs), config, nullptr, observer);
+    else
+      results = run_node(i, std::move(inputs), config, &scope, observer);
     if (config.storage != Format::FP32) store_in(results, config.storage);
     std::vector<const Tensor*> produced(node.outputs.size(), nullptr);
     for (size_t k = 0; k < node.outputs.size(); ++k)
@@ -219,6 +222,7 @@ TensorMap Session::run(const TensorMap& feeds, const NodeHook& hook, RunStats* s
         value_format[node.outputs[k]] = config.storage;
       }
     if (hook) hook(node, i, produced);
+    if (observer) observer->node_done(*this, i, observed_inputs, produced, config, scope);
     if (stats) {
       size_t bytes = 0;
       for (const auto& [name, t] : values) bytes += t.nbytes();

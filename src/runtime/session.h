@@ -55,17 +55,19 @@ class Session {
   // Runs the graph on feeds (one tensor per graph input; inputs backed by an initializer may be fed to
   // override it) and returns the graph outputs by name.
   // `outer` resolves names the graph reads but does not define: a subgraph's enclosing scopes.
+  // `observer` sees every node run, here and inside subgraphs.
   TensorMap run(const TensorMap& feeds, const NodeHook& hook = {}, RunStats* stats = nullptr,
-                const ScopeLookup* outer = nullptr) const;
+                const ScopeLookup* outer = nullptr, SubgraphObserver* observer = nullptr) const;
 
   // The building blocks of run(), for drivers that step several streams in lockstep (the audit).
   // Fails unless feeds match the graph's inputs.
   void check_feeds(const TensorMap& feeds) const;
   // Runs node `index` on its inputs (nullptr for omitted optional ones) and returns one tensor per node
   // output (undefined where the node names no output). Errors name the node.
-  // `scope` serves the node's subgraphs (If/Loop/Scan), which read values by name.
+  // `scope` serves the node's subgraphs (If/Loop/Scan), which read values by name; `observer` watches
+  // the nodes they run.
   std::vector<Tensor> run_node(size_t index, std::vector<const Tensor*> inputs, const ExecConfig& config,
-                               const ScopeLookup* scope = nullptr) const;
+                               const ScopeLookup* scope = nullptr, SubgraphObserver* observer = nullptr) const;
   // Values whose last reader is node `index`: free them after it ran.
   const std::vector<std::string>& release_after(size_t index) const { return release_after_[index]; }
   const ExecConfig& default_config() const { return config_; }

@@ -62,7 +62,7 @@ std::vector<float> values(size_t n, float scale, uint32_t seed) {
 
 }  // namespace
 
-TEST(Golden, DecomposedLayerNormPowOverflowsAndEpsFlushesToZero) {
+ModelBuilder decomposed_layer_norm() {
   ModelBuilder b;
   b.input("x", onnx::TensorProto::FLOAT, {4, 64});
   b.int64_initializer("axes", {1}, {-1});
@@ -76,13 +76,47 @@ TEST(Golden, DecomposedLayerNormPowOverflowsAndEpsFlushesToZero) {
   b.node("Sqrt", {"var_eps"}, {"std"}, "std");
   b.node("Div", {"d", "std"}, {"y"}, "normalize");
   b.output("y");
-  const Audited a = audit(b, {{{"x", normal({4, 64}, 400, 0, 1)}}});  // |x - mean| well above 256 in places
+  return b;
+}
+
+TensorMap layer_norm_input() { return {{"x", normal({4, 64}, 400, 0, 1)}}; }  // |x - mean| well above 256 in places
+
+TEST(Golden, DecomposedLayerNormPowOverflowsAndEpsFlushesToZero) {
+  const Audited a = audit(decomposed_layer_norm(), {layer_norm_input()});
   EXPECT_TRUE(a.has_reason("square", "overflow", report::Verdict::Unsafe)) << a.reasons("square");
   EXPECT_TRUE(a.has_reason("add_eps", "weight_underflow", report::Verdict::Unsafe)) << a.reasons("add_eps");
   EXPECT_EQ(a.fp16().first_unsafe, "square");
   EXPECT_FALSE(a.fp16().pass);
   // Sub and the mean itself are fine in fp16.
   EXPECT_EQ(a.node("center").targets.at("fp16").verdict, report::Verdict::Safe) << a.reasons("center");
+}
+
+// Keeping only the Pow in fp32 moves its overflow to the fp16 ReduceMean that reads it; keeping the whole
+// variance path (up to the Sqrt, whose fp16 output fits again) makes the model pass.
+TEST(Golden, KeepingNodesInFp32MovesOverflowsToTheBoundary) {
+  AuditOptions only_pow;
+  only_pow.keep_fp32 = {"square"};
+  const Audited a = audit(decomposed_layer_norm(), {layer_norm_input()}, only_pow);
+  EXPECT_TRUE(a.node("square").targets.at("fp16").kept_fp32);
+  EXPECT_TRUE(a.has_reason("square", "overflow", report::Verdict::Unsafe)) << a.reasons("square");
+  EXPECT_NE(a.reasons("square").find("where 'variance' reads it in fp16"), std::string::npos) << a.reasons("square");
+
+  AuditOptions variance_path;
+  variance_path.keep_fp32 = {"std", "square", "variance", "add_eps"};
+  const Audited fixed = audit(decomposed_layer_norm(), {layer_norm_input()}, variance_path);
+  EXPECT_EQ(fixed.report.config.keep_fp32, (std::vector<std::string>{"add_eps", "square", "std", "variance"}));
+  for (const char* kept : {"square", "variance", "add_eps", "std"}) {
+    EXPECT_TRUE(fixed.node(kept).targets.at("fp16").kept_fp32) << kept;
+    EXPECT_EQ(fixed.node(kept).targets.at("fp16").verdict, report::Verdict::Safe) << fixed.reasons(kept);
+    // Alone in "fp16" a kept node computes the reference exactly.
+    EXPECT_EQ(fixed.node(kept).tensors[0].targets.at("fp16").isolated.max_abs, 0) << kept;
+  }
+  EXPECT_TRUE(fixed.fp16().pass) << fixed.fp16().unsafe_nodes.front();
+  EXPECT_EQ(fixed.fp16().keep_fp32, (std::vector<std::string>{"square", "variance", "add_eps", "std"}));
+  const report::OutputSummary& before = a.fp16().outputs.at(0);
+  const report::OutputSummary& after = fixed.fp16().outputs.at(0);
+  EXPECT_TRUE(std::isinf(before.max_rel_err) || before.max_rel_err > 1e-2) << before.max_rel_err;
+  EXPECT_LT(after.max_rel_err, 1e-2);
 }
 
 TEST(Golden, AttentionMaskFromMinusOneBillionGivesNaN) {

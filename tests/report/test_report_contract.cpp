@@ -20,6 +20,7 @@ using mpa::test::CliResult;
 using mpa::test::ModelBuilder;
 using mpa::test::read_whole_file;
 using mpa::test::run_cli;
+using mpa::test::SubgraphBuilder;
 using mpa::test::TempDir;
 using mpa::test::write_whole_file;
 namespace fs = std::filesystem;
@@ -107,6 +108,35 @@ ModelBuilder two_output_model() {
   b.node("Mul", {"x", "half"}, {"a_half"}, "halve");
   b.output("z_tanh", onnx::TensorProto::FLOAT, {3, 5});
   b.output("a_half", onnx::TensorProto::FLOAT, {3, 5});
+  return b;
+}
+
+// An If whose then-branch holds a Loop: samples take either branch, so a node inside one may have run in
+// one shard only; its entries in the report carry paths such as "branch/then/repeat/body/accumulate".
+ModelBuilder branching_model() {
+  ModelBuilder b;
+  b.input("x", onnx::TensorProto::FLOAT, {4});
+  b.initializer("zero", {}, {0.f});
+  b.initializer("gain", {}, {1.37f});
+  b.int64_initializer("trips", {}, {3});
+  b.node("ReduceSum", {"x"}, {"sum"}, "sum");
+  b.node("Greater", {"sum", "zero"}, {"positive"}, "positive");
+  SubgraphBuilder body("body"), then_branch("then"), else_branch("else");
+  body.input("iter", onnx::TensorProto::INT64, {});
+  body.input("cond_in", onnx::TensorProto::BOOL, {});
+  body.input("acc_in", onnx::TensorProto::FLOAT, {4});
+  body.node("Mul", {"acc_in", "gain"}, {"acc_out"}, "accumulate");
+  body.node("Identity", {"cond_in"}, {"cond_out"}, "again");
+  body.output("cond_out", onnx::TensorProto::BOOL);
+  body.output("acc_out", onnx::TensorProto::FLOAT, {4});
+  ModelBuilder::set_graph(then_branch.node("Loop", {"trips", "", "x"}, {"grown"}, "repeat"), "body", body.graph());
+  then_branch.output("grown", onnx::TensorProto::FLOAT, {4});
+  else_branch.node("Tanh", {"x"}, {"squashed"}, "squash");
+  else_branch.output("squashed", onnx::TensorProto::FLOAT, {4});
+  onnx::NodeProto& branch = b.node("If", {"positive"}, {"y"}, "branch");
+  ModelBuilder::set_graph(branch, "then_branch", then_branch.graph());
+  ModelBuilder::set_graph(branch, "else_branch", else_branch.graph());
+  b.output("y", onnx::TensorProto::FLOAT, {4});
   return b;
 }
 
@@ -205,6 +235,16 @@ TEST_F(ReportContract, ReportsOfSmallModelsValidate) {
   expect_valid(audit(save(planted_overflow_model(), "overflow.onnx"), "overflow.json", "--samples 2"),
                "planted overflow: Inf in the target run, null figures");
   expect_valid(audit(mlp, "shard.json", "--samples 3 --shard 1/3"), "one shard");
+  const nlohmann::json branching =
+      nlohmann::json::parse(audit(save(branching_model(), "branching.onnx"), "branching.json", "--samples 4"));
+  EXPECT_EQ(report_schema().violations(branching), "") << "If with a Loop inside";
+  std::vector<std::string> names;
+  for (const auto& node : branching["nodes"]) names.push_back(node["name"]);
+  EXPECT_EQ(names, (std::vector<std::string>{"sum", "positive", "branch/then/repeat/body/accumulate",
+                                             "branch/then/repeat/body/again", "branch/then/repeat",
+                                             "branch/else/squash", "branch"}));
+  EXPECT_EQ(branching["nodes"][2]["scope"], "branch/then/repeat/body");
+  EXPECT_TRUE(branching["nodes"][6]["scope"].is_null());
   expect_valid(
       audit(fs::path(MPA_SOURCE_DIR) / "models/demo/tiny_cnn.onnx", "tiny_cnn.json", "--samples 1 --target bf16"),
       "demo CNN");
@@ -283,16 +323,25 @@ TEST_F(ReportContract, ThreadCountDoesNotChangeMatMulReports) {
 // [SECTION] c. Merge
 
 TEST_F(ReportContract, TwoShardsMergeToTheWholeSet) {
-  for (const auto& [model, name] : {std::pair{mlp_model(), "mlp"}, std::pair{two_output_model(), "two"}}) {
+  for (const auto& [model, name] : {std::pair{mlp_model(), "mlp"}, std::pair{two_output_model(), "two"},
+                                    std::pair{branching_model(), "branching"}}) {
     SCOPED_TRACE(name);
     const fs::path onnx = save(model, std::string(name) + ".onnx");
-    const std::string settings = "--samples 6 --seed 5 --target fp16 --target bf16";
+    const std::string settings = "--samples 6 --seed 6 --target fp16 --target bf16";
     const std::string whole = audit(onnx, "whole.json", settings);
     audit(onnx, "half1.json", settings + " --shard 1/2");
     audit(onnx, "half2.json", settings + " --shard 2/2");
     const CliResult r = merge({"half1.json", "half2.json"}, "merged.json");
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_TRUE(read_whole_file(path("merged.json")) == whole) << "merged shards differ from the whole set";
+    if (std::string(name) != "branching") continue;
+    // The seed is chosen so that a branch runs in one shard only: the merge meets a node without figures.
+    int unrun = 0;
+    for (const char* half : {"half1.json", "half2.json"}) {
+      const nlohmann::json report = nlohmann::json::parse(read_whole_file(path(half)));
+      for (const auto& node : report["nodes"]) unrun += node["executions"] == 0;
+    }
+    EXPECT_GT(unrun, 0);
   }
 }
 

@@ -11,27 +11,19 @@
 
 namespace mpa::test {
 
-class ModelBuilder {
+// Adds inputs, outputs, nodes and initializers to a graph: a model's main graph (ModelBuilder) or the
+// subgraph of an If, Loop or Scan node (SubgraphBuilder). `Self::graph()` names the graph.
+template <class Self>
+class GraphBuilder {
  public:
-  explicit ModelBuilder(int64_t opset = 17) {
-    model_.set_ir_version(8);
-    model_.set_producer_name("mpaudit-tests");
-    auto* op = model_.add_opset_import();
-    op->set_domain("");
-    op->set_version(opset);
-    model_.mutable_graph()->set_name("test");
-  }
-  onnx::GraphProto& graph() { return *model_.mutable_graph(); }
-  onnx::ModelProto& model() { return model_; }
-
-  ModelBuilder& input(const std::string& name, int32_t elem_type, const std::vector<int64_t>& dims) {
+  Self& input(const std::string& name, int32_t elem_type, const std::vector<int64_t>& dims) {
     fill_value_info(graph().add_input(), name, elem_type, dims);
-    return *this;
+    return self();
   }
-  ModelBuilder& output(const std::string& name, int32_t elem_type = onnx::TensorProto::FLOAT,
-                       const std::vector<int64_t>& dims = {}) {
+  Self& output(const std::string& name, int32_t elem_type = onnx::TensorProto::FLOAT,
+               const std::vector<int64_t>& dims = {}) {
     fill_value_info(graph().add_output(), name, elem_type, dims, !dims.empty());
-    return *this;
+    return self();
   }
   onnx::NodeProto& node(const std::string& op, const std::vector<std::string>& inputs,
                         const std::vector<std::string>& outputs, const std::string& name = "") {
@@ -60,12 +52,6 @@ class ModelBuilder {
     for (int64_t v : values) t->add_int64_data(v);
     return *t;
   }
-  std::string bytes() const { return model_.SerializeAsString(); }
-  void save(const std::filesystem::path& path) const {
-    std::ofstream out(path, std::ios::binary);
-    const std::string b = bytes();
-    out.write(b.data(), static_cast<std::streamsize>(b.size()));
-  }
 
   static void set_ints(onnx::NodeProto& n, const std::string& key, const std::vector<int64_t>& values) {
     auto* a = n.add_attribute();
@@ -73,8 +59,16 @@ class ModelBuilder {
     a->set_type(onnx::AttributeProto::INTS);
     for (int64_t v : values) a->add_ints(v);
   }
+  static void set_graph(onnx::NodeProto& n, const std::string& key, const onnx::GraphProto& g) {
+    auto* a = n.add_attribute();
+    a->set_name(key);
+    a->set_type(onnx::AttributeProto::GRAPH);
+    *a->mutable_g() = g;
+  }
 
  private:
+  Self& self() { return static_cast<Self&>(*this); }
+  onnx::GraphProto& graph() { return self().graph(); }
   static void fill_value_info(onnx::ValueInfoProto* v, const std::string& name, int32_t elem_type,
                               const std::vector<int64_t>& dims, bool with_shape = true) {
     v->set_name(name);
@@ -88,7 +82,39 @@ class ModelBuilder {
       else dim->set_dim_param("N");
     }
   }
+};
+
+class ModelBuilder : public GraphBuilder<ModelBuilder> {
+ public:
+  explicit ModelBuilder(int64_t opset = 17) {
+    model_.set_ir_version(8);
+    model_.set_producer_name("mpaudit-tests");
+    auto* op = model_.add_opset_import();
+    op->set_domain("");
+    op->set_version(opset);
+    model_.mutable_graph()->set_name("test");
+  }
+  onnx::GraphProto& graph() { return *model_.mutable_graph(); }
+  onnx::ModelProto& model() { return model_; }
+  std::string bytes() const { return model_.SerializeAsString(); }
+  void save(const std::filesystem::path& path) const {
+    std::ofstream out(path, std::ios::binary);
+    const std::string b = bytes();
+    out.write(b.data(), static_cast<std::streamsize>(b.size()));
+  }
+
+ private:
   onnx::ModelProto model_;
+};
+
+// A subgraph: an If branch or a Loop/Scan body, attached to its node with set_graph().
+class SubgraphBuilder : public GraphBuilder<SubgraphBuilder> {
+ public:
+  explicit SubgraphBuilder(const std::string& name) { graph_.set_name(name); }
+  onnx::GraphProto& graph() { return graph_; }
+
+ private:
+  onnx::GraphProto graph_;
 };
 
 // A fresh, empty directory under the system temp dir, removed when the object dies.

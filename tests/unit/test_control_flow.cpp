@@ -11,78 +11,98 @@ using namespace mpa;
 
 namespace {
 
-void add_value_info(onnx::ValueInfoProto* v, const std::string& name, int32_t type, const std::vector<int64_t>& dims) {
-  v->set_name(name);
-  auto* t = v->mutable_type()->mutable_tensor_type();
-  t->set_elem_type(type);
-  auto* shape = t->mutable_shape();
-  for (int64_t d : dims) shape->add_dim()->set_dim_value(d);
-}
-
-onnx::NodeProto* add_node(onnx::GraphProto& g, const std::string& op, const std::vector<std::string>& in,
-                          const std::vector<std::string>& out, const std::string& name) {
-  onnx::NodeProto* n = g.add_node();
-  n->set_op_type(op);
-  n->set_name(name);
-  for (const auto& i : in) n->add_input(i);
-  for (const auto& o : out) n->add_output(o);
-  return n;
-}
-
-void set_graph(onnx::NodeProto* n, const std::string& key, const onnx::GraphProto& g) {
-  onnx::AttributeProto* a = n->add_attribute();
-  a->set_name(key);
-  a->set_type(onnx::AttributeProto::GRAPH);
-  *a->mutable_g() = g;
-}
+using mpa::test::ModelBuilder;
+using mpa::test::SubgraphBuilder;
 
 // y = If(x_sum > 0) then x * scale else x * -scale, where x and scale come from the outer graph.
 Model if_model() {
-  mpa::test::ModelBuilder b(17);
+  ModelBuilder b(17);
   b.input("x", onnx::TensorProto::FLOAT, {4});
   b.initializer("scale", {1}, {1.0001f});
   b.initializer("minus", {1}, {-1.0001f});
   b.node("ReduceSum", {"x"}, {"sum"}, "sum");
   b.initializer("zero", {1}, {0.f});
   b.node("Greater", {"sum", "zero"}, {"positive"}, "positive");
-  onnx::GraphProto then_branch, else_branch;
-  then_branch.set_name("then");
-  add_node(then_branch, "Mul", {"x", "scale"}, {"then_y"}, "then_mul");
-  add_value_info(then_branch.add_output(), "then_y", onnx::TensorProto::FLOAT, {4});
-  else_branch.set_name("else");
-  add_node(else_branch, "Mul", {"x", "minus"}, {"else_y"}, "else_mul");
-  add_value_info(else_branch.add_output(), "else_y", onnx::TensorProto::FLOAT, {4});
+  SubgraphBuilder then_branch("then"), else_branch("else");
+  then_branch.node("Mul", {"x", "scale"}, {"then_y"}, "then_mul");
+  then_branch.output("then_y", onnx::TensorProto::FLOAT, {4});
+  else_branch.node("Mul", {"x", "minus"}, {"else_y"}, "else_mul");
+  else_branch.output("else_y", onnx::TensorProto::FLOAT, {4});
   onnx::NodeProto& node = b.node("If", {"positive"}, {"y"}, "branch");
-  set_graph(&node, "then_branch", then_branch);
-  set_graph(&node, "else_branch", else_branch);
+  ModelBuilder::set_graph(node, "then_branch", then_branch.graph());
+  ModelBuilder::set_graph(node, "else_branch", else_branch.graph());
   b.output("y");
   return load_model_from_bytes(b.bytes(), ".", "if.onnx");
 }
 
 // Loop of at most M = 5 trips: acc += x (outer), scan output acc, stop once iter >= limit (outer).
 Model loop_model() {
-  mpa::test::ModelBuilder b(17);
+  ModelBuilder b(17);
   b.input("x", onnx::TensorProto::FLOAT, {2});
   b.int64_initializer("trips", {}, {5});
   b.int64_initializer("limit", {}, {2});
   b.initializer("acc0", {2}, {0.f, 0.f});
-  onnx::GraphProto body;
-  body.set_name("body");
-  add_value_info(body.add_input(), "iter", onnx::TensorProto::INT64, {});
-  add_value_info(body.add_input(), "cond_in", onnx::TensorProto::BOOL, {});
-  add_value_info(body.add_input(), "acc_in", onnx::TensorProto::FLOAT, {2});
-  add_node(body, "Add", {"acc_in", "x"}, {"acc_out"}, "accumulate");
-  add_node(body, "Less", {"iter", "limit"}, {"cond_out"}, "keep_going");
-  add_node(body, "Identity", {"acc_out"}, {"acc_scan"}, "record");
-  add_value_info(body.add_output(), "cond_out", onnx::TensorProto::BOOL, {});
-  add_value_info(body.add_output(), "acc_out", onnx::TensorProto::FLOAT, {2});
-  add_value_info(body.add_output(), "acc_scan", onnx::TensorProto::FLOAT, {2});
+  SubgraphBuilder body("body");
+  body.input("iter", onnx::TensorProto::INT64, {});
+  body.input("cond_in", onnx::TensorProto::BOOL, {});
+  body.input("acc_in", onnx::TensorProto::FLOAT, {2});
+  body.node("Add", {"acc_in", "x"}, {"acc_out"}, "accumulate");
+  body.node("Less", {"iter", "limit"}, {"cond_out"}, "keep_going");
+  body.node("Identity", {"acc_out"}, {"acc_scan"}, "record");
+  body.output("cond_out", onnx::TensorProto::BOOL);
+  body.output("acc_out", onnx::TensorProto::FLOAT, {2});
+  body.output("acc_scan", onnx::TensorProto::FLOAT, {2});
   b.initializer("unused", {1}, {0.f});
   onnx::NodeProto& node = b.node("Loop", {"trips", "", "acc0"}, {"acc", "history"}, "loop");
-  set_graph(&node, "body", body);
+  ModelBuilder::set_graph(node, "body", body.graph());
   b.output("acc");
   b.output("history");
   return load_model_from_bytes(b.bytes(), ".", "loop.onnx");
+}
+
+// Three trips of a Loop whose body holds an If: the first trip scales the state by 1e5 (beyond fp16's
+// 65504 for |x| > 0.66), the others pass it on. The condition reads `one` from the main graph.
+Model loop_with_if_model() {
+  ModelBuilder b(17);
+  b.input("x", onnx::TensorProto::FLOAT, {4});
+  b.int64_initializer("trips", {}, {3});
+  b.int64_initializer("one", {}, {1});
+  b.initializer("big", {}, {1e5f});
+  SubgraphBuilder then_branch("then"), else_branch("else"), body("body");
+  then_branch.node("Mul", {"state_in", "big"}, {"scaled"}, "scale_up");
+  then_branch.output("scaled", onnx::TensorProto::FLOAT, {4});
+  else_branch.node("Identity", {"state_in"}, {"passed"}, "pass");
+  else_branch.output("passed", onnx::TensorProto::FLOAT, {4});
+  body.input("iter", onnx::TensorProto::INT64, {});
+  body.input("cond_in", onnx::TensorProto::BOOL, {});
+  body.input("state_in", onnx::TensorProto::FLOAT, {4});
+  body.node("Less", {"iter", "one"}, {"first"}, "is_first");
+  onnx::NodeProto& choose = body.node("If", {"first"}, {"state_out"}, "choose");
+  ModelBuilder::set_graph(choose, "then_branch", then_branch.graph());
+  ModelBuilder::set_graph(choose, "else_branch", else_branch.graph());
+  body.node("Identity", {"cond_in"}, {"cond_out"}, "again");
+  body.output("cond_out", onnx::TensorProto::BOOL);
+  body.output("state_out", onnx::TensorProto::FLOAT, {4});
+  onnx::NodeProto& loop = b.node("Loop", {"trips", "", "x"}, {"y"}, "loop");
+  ModelBuilder::set_graph(loop, "body", body.graph());
+  b.node("Neg", {"y"}, {"z"}, "negate");
+  b.output("z");
+  return load_model_from_bytes(b.bytes(), ".", "loop_with_if.onnx");
+}
+
+report::Report audit_report(const Model& model, const std::vector<TensorMap>& samples, AuditOptions options = {}) {
+  Auditor auditor(model.graph, options);
+  for (size_t s = 0; s < samples.size(); ++s) auditor.observe(samples[s], static_cast<int64_t>(s));
+  report::Report rep;
+  rep.config.targets = {"fp16"};
+  auditor.fill(rep);
+  return rep;
+}
+
+const report::NodeStats& node_named(const report::Report& rep, const std::string& name) {
+  for (const auto& n : rep.nodes)
+    if (n.name == name) return n;
+  throw std::runtime_error("the report has no node " + name);
 }
 
 }  // namespace
@@ -121,16 +141,102 @@ TEST(ControlFlow, LoopCarriesStateStacksScanOutputsAndStopsOnItsCondition) {
 }
 
 TEST(ControlFlow, AuditMeasuresTheIfNodeInEveryStream) {
-  const Model model = if_model();
-  Auditor auditor(model.graph, AuditOptions{});
-  auditor.observe({{"x", Tensor::from_vector<float>({1, 2, 3, -1}, {4})}}, 0);
-  report::Report rep;
-  rep.config.targets = {"fp16"};
-  auditor.fill(rep);
-  const report::NodeStats& branch = rep.nodes.back();
-  ASSERT_EQ(branch.name, "branch");
-  const report::TensorTarget& t = branch.tensors.at(0).targets.at("fp16");
+  const report::Report rep = audit_report(if_model(), {{{"x", Tensor::from_vector<float>({1, 2, 3, -1}, {4})}}});
+  const report::TensorTarget& t = node_named(rep, "branch").tensors.at(0).targets.at("fp16");
   EXPECT_EQ(t.isolated.compared, 4);
   EXPECT_EQ(t.propagated.compared, 4);
   EXPECT_GT(t.isolated.max_abs, 0);  // 1.0001 * x in fp16 loses the 1e-4
+}
+
+// Each branch's nodes precede the If, under its path, measured on the samples that took that branch.
+TEST(ControlFlow, AuditReportsNodesInsideBranchesUnderTheirPath) {
+  const report::Report rep = audit_report(if_model(), {{{"x", Tensor::from_vector<float>({1, 2, 3, -1}, {4})}},
+                                                       {{"x", Tensor::from_vector<float>({1, 1, 1, 1}, {4})}},
+                                                       {{"x", Tensor::from_vector<float>({-1, -2, -3, 1}, {4})}}});
+  ASSERT_EQ(rep.nodes.size(), 5u);
+  EXPECT_EQ(rep.nodes[2].name, "branch/then/then_mul");
+  EXPECT_EQ(rep.nodes[2].scope, "branch/then");
+  EXPECT_EQ(rep.nodes[3].name, "branch/else/else_mul");
+  EXPECT_EQ(rep.nodes[4].name, "branch");
+  EXPECT_TRUE(rep.nodes[4].scope.empty());
+  EXPECT_EQ(rep.nodes[2].executions, 2);
+  EXPECT_EQ(rep.nodes[3].executions, 1);
+  EXPECT_EQ(rep.nodes[4].executions, 3);
+  for (size_t i = 0; i < rep.nodes.size(); ++i) EXPECT_EQ(rep.nodes[i].index, int64_t(i));
+  const report::TensorStats& then_y = rep.nodes[2].tensors.at(0);
+  EXPECT_EQ(then_y.range.count, 8);
+  EXPECT_FLOAT_EQ(then_y.range.max, 3 * 1.0001f);
+  // In fp16, 1.0001 is 1: the branch's Mul alone and the whole fp16 run both give x exactly.
+  const report::TensorTarget& t = then_y.targets.at("fp16");
+  EXPECT_EQ(t.propagated.compared, 8);
+  EXPECT_EQ(t.isolated.compared, 8);
+  EXPECT_DOUBLE_EQ(t.propagated.max_abs, double(3 * 1.0001f) - 3);
+  EXPECT_DOUBLE_EQ(t.isolated.max_abs, double(3 * 1.0001f) - 3);
+  EXPECT_EQ(rep.nodes[3].tensors.at(0).range.count, 4);
+}
+
+TEST(ControlFlow, AuditAggregatesLoopBodyNodesOverIterations) {
+  const report::Report rep = audit_report(loop_model(), {{{"x", Tensor::from_vector<float>({1.5f, -2}, {2})}}});
+  const report::NodeStats& add = node_named(rep, "loop/body/accumulate");
+  EXPECT_EQ(add.scope, "loop/body");
+  EXPECT_EQ(add.executions, 3);
+  const report::TensorStats& acc = add.tensors.at(0);
+  EXPECT_EQ(acc.shape, (Shape{2}));
+  EXPECT_EQ(acc.range.count, 6);
+  EXPECT_DOUBLE_EQ(acc.range.max, 4.5);
+  EXPECT_DOUBLE_EQ(acc.range.min, -6);
+  EXPECT_EQ(acc.targets.at("fp16").propagated.compared, 6);
+  EXPECT_EQ(acc.targets.at("fp16").propagated.max_abs, 0);                       // exact in fp16
+  EXPECT_FALSE(node_named(rep, "loop/body/keep_going").tensors.at(0).measured);  // a bool
+}
+
+// The unsafe node is named by its full path; the fix proposed is its top-level owner.
+TEST(ControlFlow, AuditNamesTheUnsafeNodeInsideAnIfInsideALoop) {
+  const report::Report rep =
+      audit_report(loop_with_if_model(), {{{"x", Tensor::from_vector<float>({1, -2, 0.5f, 3}, {4})}}});
+  const report::NodeStats& scale = node_named(rep, "loop/body/choose/then/scale_up");
+  EXPECT_EQ(scale.scope, "loop/body/choose/then");
+  EXPECT_EQ(scale.executions, 1);
+  EXPECT_EQ(scale.tensors.at(0).targets.at("fp16").fit.overflow, 3);  // 1e5, -2e5, 3e5
+  std::vector<std::string> codes;
+  for (const auto& r : scale.targets.at("fp16").reasons) codes.push_back(r.code);
+  // 1e5 itself is Inf in fp16, and makes all four products Inf.
+  EXPECT_EQ(codes, (std::vector<std::string>{"overflow", "nonfinite", "weight_overflow"}));
+  EXPECT_EQ(scale.targets.at("fp16").verdict, report::Verdict::Unsafe);
+  const report::NodeStats& pass = node_named(rep, "loop/body/choose/else/pass");
+  EXPECT_EQ(pass.executions, 2);
+  // The fp16 run (x times an infinite 1e5) carries four infinities through both later trips; alone, the
+  // node is fed the reference state stored in fp16, where 5e4 fits and three values overflow.
+  EXPECT_EQ(pass.tensors.at(0).targets.at("fp16").propagated.inf, 8);
+  EXPECT_EQ(pass.tensors.at(0).targets.at("fp16").isolated.inf, 6);
+  const report::TargetSummary& s = rep.summary.at("fp16");
+  EXPECT_EQ(s.first_unsafe, "loop/body/choose/then/scale_up");
+  EXPECT_EQ(s.unsafe_nodes.front(), "loop/body/choose/then/scale_up");
+  EXPECT_EQ(s.keep_fp32, (std::vector<std::string>{"loop", "negate"}));  // the loop's output overflows too
+  EXPECT_FALSE(s.pass);
+}
+
+TEST(ControlFlow, KeepingTheLoopInFp32KeepsItsSubgraphsToo) {
+  AuditOptions options;
+  options.keep_fp32 = {"loop"};
+  const report::Report rep =
+      audit_report(loop_with_if_model(), {{{"x", Tensor::from_vector<float>({1, -2, 0.5f, 3}, {4})}}}, options);
+  EXPECT_EQ(rep.config.keep_fp32, (std::vector<std::string>{"loop"}));
+  const report::NodeStats& scale = node_named(rep, "loop/body/choose/then/scale_up");
+  EXPECT_TRUE(scale.targets.at("fp16").kept_fp32);
+  EXPECT_EQ(scale.targets.at("fp16").verdict, report::Verdict::Safe);
+  EXPECT_EQ(scale.tensors.at(0).targets.at("fp16").propagated.max_abs, 0);
+  // Neg reads 3e5 in fp16 where the loop hands its fp32 result over: the overflow moves there.
+  const report::NodeStats& negate = node_named(rep, "negate");
+  EXPECT_FALSE(negate.targets.at("fp16").kept_fp32);
+  EXPECT_GT(negate.tensors.at(0).targets.at("fp16").propagated.inf, 0);
+  EXPECT_EQ(node_named(rep, "loop").targets.at("fp16").verdict, report::Verdict::Unsafe);
+  EXPECT_NE(node_named(rep, "loop").targets.at("fp16").reasons.at(0).message.find("where 'negate' reads it in fp16"),
+            std::string::npos);
+}
+
+TEST(ControlFlow, KeepFp32NamesOnlyTopLevelNodes) {
+  AuditOptions options;
+  options.keep_fp32 = {"loop/body/choose"};
+  EXPECT_THROW(Auditor(loop_with_if_model().graph, options), Error);
 }
