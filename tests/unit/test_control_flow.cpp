@@ -90,6 +90,32 @@ Model loop_with_if_model() {
   return load_model_from_bytes(b.bytes(), ".", "loop_with_if.onnx");
 }
 
+// Scan as opset 8 defines it: batch-major inputs, per-row lengths {3, 1}, the scan input read in reverse;
+// the body accumulates the state and emits it per step. The expected values are what onnxruntime gives.
+Model scan8_model() {
+  ModelBuilder b(8);
+  b.input("lens", onnx::TensorProto::INT64, {2});
+  b.input("state0", onnx::TensorProto::FLOAT, {2, 2});
+  b.input("x", onnx::TensorProto::FLOAT, {2, 3, 2});
+  SubgraphBuilder body("body");
+  body.input("state_in", onnx::TensorProto::FLOAT, {2});
+  body.input("x_t", onnx::TensorProto::FLOAT, {2});
+  body.node("Add", {"state_in", "x_t"}, {"state_out"}, "accumulate");
+  body.node("Identity", {"state_out"}, {"emitted"}, "emit");
+  body.output("state_out", onnx::TensorProto::FLOAT, {2});
+  body.output("emitted", onnx::TensorProto::FLOAT, {2});
+  onnx::NodeProto& scan = b.node("Scan", {"lens", "state0", "x"}, {"final", "history"}, "scan");
+  ModelBuilder::set_graph(scan, "body", body.graph());
+  ModelBuilder::set_ints(scan, "directions", {1});
+  auto* count = scan.add_attribute();
+  count->set_name("num_scan_inputs");
+  count->set_type(onnx::AttributeProto::INT);
+  count->set_i(1);
+  b.output("final");
+  b.output("history");
+  return load_model_from_bytes(b.bytes(), ".", "scan8.onnx");
+}
+
 report::Report audit_report(const Model& model, const std::vector<TensorMap>& samples, AuditOptions options = {}) {
   Auditor auditor(model.graph, options);
   for (size_t s = 0; s < samples.size(); ++s) auditor.observe(samples[s], static_cast<int64_t>(s));
@@ -138,6 +164,23 @@ TEST(ControlFlow, LoopCarriesStateStacksScanOutputsAndStopsOnItsCondition) {
   EXPECT_FLOAT_EQ(history.data<float>()[0], 1.5f);
   EXPECT_FLOAT_EQ(history.data<float>()[2], 3.f);
   EXPECT_FLOAT_EQ(history.data<float>()[4], 4.5f);
+}
+
+TEST(ControlFlow, Scan8RunsEachBatchRowForItsLengthAndPadsWithZeros) {
+  const Model model = scan8_model();
+  const TensorMap out =
+      Session(model.graph)
+          .run({{"lens", Tensor::from_vector<int64_t>({3, 1}, {2})},
+                {"state0", Tensor::from_vector<float>({0, 0, 0, 0}, {2, 2})},
+                {"x", Tensor::from_vector<float>({1, 2, 3, 4, 5, 6, 10, 20, 30, 40, 50, 60}, {2, 3, 2})}});
+  const Tensor& final_state = out.at("final");
+  EXPECT_EQ(std::vector<float>(final_state.data<float>(), final_state.data<float>() + 4),
+            (std::vector<float>{9, 12, 10, 20}));
+  const Tensor& history = out.at("history");
+  ASSERT_EQ(history.shape(), (Shape{2, 3, 2}));
+  // Row 0 reads x[0] backwards over its 3 steps; row 1 reads only its first step, then zeros.
+  EXPECT_EQ(std::vector<float>(history.data<float>(), history.data<float>() + 12),
+            (std::vector<float>{5, 6, 8, 10, 9, 12, 10, 20, 0, 0, 0, 0}));
 }
 
 TEST(ControlFlow, AuditMeasuresTheIfNodeInEveryStream) {
