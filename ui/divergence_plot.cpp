@@ -43,7 +43,8 @@ struct PlotFrame {
 // One series as a polyline broken where a node has no value, with a dot per node where nodes are at least
 // a few pixels apart (thousands of dots would merge into the line and cost most of the frame).
 // With more nodes than pixel columns, each column shows the range of its nodes' values as one vertical bar
-// instead (the same picture, a few hundred rectangles instead of thousands of line segments).
+// instead (the same picture, a few hundred rectangles instead of thousands of line segments), and
+// neighbouring columns with the same pixel range share one rectangle.
 void draw_series(ImDrawList* draw, const PlotFrame& frame, const std::vector<double>& values, ImU32 color) {
   const int columns = std::max(1, static_cast<int>(frame.max.x - frame.min.x));
   if (static_cast<int>(values.size()) > 2 * columns) {
@@ -55,10 +56,18 @@ void draw_series(ImDrawList* draw, const PlotFrame& frame, const std::vector<dou
       low[c] = std::isnan(low[c]) ? v : std::min(low[c], v);
       high[c] = std::isnan(high[c]) ? v : std::max(high[c], v);
     }
-    for (int c = 0; c < columns; ++c) {
-      if (std::isnan(low[static_cast<size_t>(c)])) continue;
-      const float x = frame.min.x + static_cast<float>(c);
-      draw->AddRectFilled(ImVec2(x, frame.y_of(high[static_cast<size_t>(c)]) - 1), ImVec2(x + 1, frame.y_of(low[static_cast<size_t>(c)]) + 1), color);
+    // Each column's bar in whole pixel rows (top, bottom); {0, 0} where the column has no value.
+    std::vector<std::pair<int, int>> bars(static_cast<size_t>(columns), {0, 0});
+    for (size_t c = 0; c < bars.size(); ++c)
+      if (!std::isnan(low[c]))
+        bars[c] = {static_cast<int>(std::floor(frame.y_of(high[c]) - 1)),
+                   static_cast<int>(std::ceil(frame.y_of(low[c]) + 1))};
+    for (int c = 0, end = 0; c < columns; c = end) {
+      const std::pair<int, int> bar = bars[static_cast<size_t>(c)];
+      for (end = c + 1; end < columns && bars[static_cast<size_t>(end)] == bar;) ++end;
+      if (bar.first == bar.second) continue;
+      draw->AddRectFilled(ImVec2(frame.min.x + static_cast<float>(c), static_cast<float>(bar.first)),
+                          ImVec2(frame.min.x + static_cast<float>(end), static_cast<float>(bar.second)), color);
     }
     return;
   }
@@ -139,20 +148,30 @@ void DivergencePlotPanel::Draw(const ReportModel& model, DashboardSelection& sel
   for (int i = 0; i < model.node_count(); i += label_step)
     draw->AddText(ImVec2(frame.x_of(i) - 3, frame.max.y + 2), IM_COL32(160, 160, 160, 255), std::to_string(i).c_str());
 
-  // Unsafe nodes as red columns behind the series; the selected node as a white one.
-  // Where nodes are denser than pixels, a column is drawn once, for the worst verdict that falls on it.
+  // Warn and unsafe nodes as columns behind the series, each pixel column in the worst verdict that falls on
+  // it, a run of one verdict as one rectangle: where such nodes are dense, a few rectangles instead of
+  // hundreds of overlapping ones (thin translucent shapes are what a software rasteriser spends its time on).
+  // The selected node as a white line.
   const float half_column = std::max(2.0f, (frame.max.x - frame.min.x) / static_cast<float>(model.node_count()) / 2);
-  float last_right = -1;
-  report::Verdict last_verdict = report::Verdict::Safe;
+  const int columns = std::max(1, static_cast<int>(frame.max.x - frame.min.x));
+  std::vector<int> worst(static_cast<size_t>(columns), -1);  // a verdict's value; -1: no warn or unsafe node
   for (int i = 0; i < model.node_count(); ++i) {
-    const report::Verdict verdict = view.nodes[static_cast<size_t>(i)].verdict;
-    if (verdict == report::Verdict::Safe) continue;
-    const float left = frame.x_of(i) - half_column, right = frame.x_of(i) + half_column;
-    if (left < last_right - 1 && verdict <= last_verdict) continue;  // already covered by as bad a column
-    const ImVec4 color = verdict_color(verdict);
-    draw->AddRectFilled(ImVec2(left, frame.min.y), ImVec2(right, frame.max.y), ImGui::GetColorU32(ImVec4(color.x, color.y, color.z, 0.25f)));
-    last_right = right;
-    last_verdict = verdict;
+    const NodeFigures& f = view.nodes[static_cast<size_t>(i)];
+    if (f.pending || f.verdict == report::Verdict::Safe) continue;
+    const float centre = frame.x_of(i) - frame.min.x;
+    const int left = std::clamp(static_cast<int>(std::floor(centre - half_column)), 0, columns);
+    const int right = std::clamp(static_cast<int>(std::ceil(centre + half_column)), 0, columns);
+    for (int c = left; c < right; ++c)
+      worst[static_cast<size_t>(c)] = std::max(worst[static_cast<size_t>(c)], static_cast<int>(f.verdict));
+  }
+  for (int c = 0, end = 0; c < columns; c = end) {
+    const int verdict = worst[static_cast<size_t>(c)];
+    for (end = c + 1; end < columns && worst[static_cast<size_t>(end)] == verdict;) ++end;
+    if (verdict < 0) continue;
+    const ImVec4 color = verdict_color(static_cast<report::Verdict>(verdict));
+    draw->AddRectFilled(ImVec2(frame.min.x + static_cast<float>(c), frame.min.y),
+                        ImVec2(frame.min.x + static_cast<float>(end), frame.max.y),
+                        ImGui::GetColorU32(ImVec4(color.x, color.y, color.z, 0.25f)));
   }
   if (selection.node >= 0)
     draw->AddLine(ImVec2(frame.x_of(selection.node), frame.min.y), ImVec2(frame.x_of(selection.node), frame.max.y),
@@ -182,7 +201,7 @@ void DivergencePlotPanel::Draw(const ReportModel& model, DashboardSelection& sel
                   IM_COL32(255, 255, 255, 60));
     ImGui::BeginTooltip();
     ImGui::Text("#%d %s (%s)", node, model.node(node).name.c_str(), model.node(node).op_type.c_str());
-    verdict_badge(f.verdict);
+    verdict_badge(f);
     ImGui::Text("isolated SQNR   %s dB%s", format_sqnr(f.isolated_sqnr_db).c_str(),
                 f.isolated_nonfinite ? (", " + std::to_string(f.isolated_nonfinite) + " NaN/Inf").c_str() : "");
     ImGui::Text("propagated SQNR %s dB%s", format_sqnr(f.propagated_sqnr_db).c_str(),

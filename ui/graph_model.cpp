@@ -491,7 +491,11 @@ constexpr double kTightHeadroomBits = 4;  // less than 16x between the largest v
 
 std::vector<MetricBin> metric_bins(GraphMetric metric, const report::Thresholds& thresholds, const std::string& target) {
   switch (metric) {
-    case GraphMetric::Verdict: return {{"unsafe", BinTone::Unsafe}, {"warn", BinTone::Warn}, {"safe", BinTone::Safe}};
+    case GraphMetric::Verdict:
+      return {{"unsafe", BinTone::Unsafe},
+              {"warn", BinTone::Warn},
+              {"safe", BinTone::Safe},
+              {"pending", BinTone::NotMeasured}};
     case GraphMetric::IsolatedSqnr:
     case GraphMetric::PropagatedSqnr: {
       const std::string unsafe = number_text(threshold_for(thresholds.sqnr_unsafe_db, target));
@@ -524,7 +528,9 @@ std::vector<MetricBin> metric_bins(GraphMetric metric, const report::Thresholds&
 
 int metric_bin(GraphMetric metric, const NodeFigures& f, const report::Thresholds& thresholds, const std::string& target) {
   switch (metric) {
-    case GraphMetric::Verdict: return f.verdict == report::Verdict::Unsafe ? 0 : f.verdict == report::Verdict::Warn ? 1 : 2;
+    case GraphMetric::Verdict:
+      if (f.pending) return 3;
+      return f.verdict == report::Verdict::Unsafe ? 0 : f.verdict == report::Verdict::Warn ? 1 : 2;
     case GraphMetric::IsolatedSqnr:
     case GraphMetric::PropagatedSqnr: {
       const bool isolated = metric == GraphMetric::IsolatedSqnr;
@@ -570,8 +576,13 @@ ScopeOverlay scope_overlay(const ScopeTree& tree, const ReportModel& model, cons
   for (size_t s = 0; s < scopes; ++s) {
     for (int node : tree.scope(static_cast<int>(s)).nodes) {
       overlay.scope_bin[s] = std::min(overlay.scope_bin[s], overlay.node_bin[static_cast<size_t>(node)]);
-      const report::Verdict verdict = view.nodes[static_cast<size_t>(node)].verdict;
+      const NodeFigures& figures = view.nodes[static_cast<size_t>(node)];
       VerdictCounts& counts = overlay.scope_verdicts[s];
+      if (figures.pending) {
+        ++counts.pending;
+        continue;
+      }
+      const report::Verdict verdict = figures.verdict;
       counts.unsafe += verdict == report::Verdict::Unsafe;
       counts.warn += verdict == report::Verdict::Warn;
       counts.safe += verdict == report::Verdict::Safe;
@@ -610,7 +621,7 @@ std::string hex_color(Rgb rgb) {
 
 double metric_value(GraphMetric metric, const NodeFigures& f) {
   switch (metric) {
-    case GraphMetric::Verdict: return static_cast<double>(f.verdict);
+    case GraphMetric::Verdict: return f.pending ? NAN : static_cast<double>(f.verdict);
     case GraphMetric::IsolatedSqnr: return f.isolated_sqnr_db;
     case GraphMetric::PropagatedSqnr: return f.propagated_sqnr_db;
     case GraphMetric::Headroom: return f.headroom_bits;

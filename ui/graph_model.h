@@ -162,7 +162,7 @@ int metric_bin(GraphMetric metric, const NodeFigures& figures, const report::Thr
 
 // Per-target overlay of a whole tree: each node's bin, each scope's worst bin and verdict counts.
 struct VerdictCounts {
-  int unsafe = 0, warn = 0, safe = 0;
+  int unsafe = 0, warn = 0, safe = 0, pending = 0;  // pending: not run yet by a running audit
 };
 struct ScopeOverlay {
   std::vector<MetricBin> bins;
@@ -184,7 +184,7 @@ struct Rgb {
 };
 Rgb tone_rgb(BinTone tone);
 std::string hex_color(Rgb rgb);  // "#rrggbb"
-// A node's figure for the metric: verdict as 0 safe, 1 warn, 2 unsafe; NaN where not measured.
+// A node's figure for the metric: verdict as 0 safe, 1 warn, 2 unsafe; NaN where not measured (or pending).
 double metric_value(GraphMetric metric, const NodeFigures& figures);
 
 // [SECTION] Model Explorer node data

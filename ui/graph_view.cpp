@@ -47,7 +47,8 @@ struct Box {
 // [SECTION] Worker
 
 struct GraphPanel::State {
-  const ReportModel* model = nullptr;  // what the tree below was built for
+  uint64_t model = 0;         // the identity of the model the overlay below was computed for
+  size_t structure_hash = 0;  // the graph the tree below was built for
   std::unique_ptr<ScopeTree> tree;
   std::vector<std::pair<int, int>> edges;
   std::vector<char> expanded;
@@ -207,7 +208,7 @@ void draw_arrow_head(ImDrawList* draw, ImVec2 from, ImVec2 to, float size, ImU32
 // The node's figure for the colour metric, as text.
 std::string metric_text(GraphMetric metric, const NodeFigures& f) {
   switch (metric) {
-    case GraphMetric::Verdict: return report::verdict_name(f.verdict);
+    case GraphMetric::Verdict: return f.pending ? "pending" : report::verdict_name(f.verdict);
     case GraphMetric::IsolatedSqnr:
       return f.isolated_nonfinite && std::isnan(f.isolated_sqnr_db) ? "NaN/Inf" : format_sqnr(f.isolated_sqnr_db) + " dB";
     case GraphMetric::PropagatedSqnr:
@@ -241,7 +242,7 @@ void item_tooltip(const ReportModel& model, const ScopeTree& tree, const ScopeOv
   } else {
     const NodeFigures& f = model.target_view(target).nodes[static_cast<size_t>(item.id)];
     ImGui::Text("#%d %s (%s)", item.id, model.node(item.id).name.c_str(), model.node(item.id).op_type.c_str());
-    verdict_badge(f.verdict);
+    verdict_badge(f);
     ImGui::SameLine();
     ImGui::TextDisabled("%s", overlay.bins[static_cast<size_t>(overlay.node_bin[static_cast<size_t>(item.id)])].label.c_str());
     ImGui::Text("iso %s dB, prop %s dB, headroom %s bits, overflow %lld, flush %s %%", format_sqnr(f.isolated_sqnr_db).c_str(),
@@ -259,7 +260,10 @@ void draw_legend(ImDrawList* draw, ImVec2 at, const ScopeOverlay& overlay, Graph
   const std::string title = std::string(metric_name(metric)) + ", " + target + " (nodes)";
   float width = ImGui::CalcTextSize(title.c_str()).x;
   std::vector<std::string> labels;
+  std::vector<size_t> shown;  // an empty "not measured" (or "pending") bin says nothing: left out
   for (size_t b = 0; b < overlay.bins.size(); ++b) {
+    if (overlay.bin_counts[b] == 0 && overlay.bins[b].tone == BinTone::NotMeasured) continue;
+    shown.push_back(b);
     labels.push_back(tone_mark(overlay.bins[b].tone) + overlay.bins[b].label + "  " + std::to_string(overlay.bin_counts[b]));
     width = std::max(width, swatch + 6 + ImGui::CalcTextSize(labels.back().c_str()).x);
   }
@@ -267,13 +271,15 @@ void draw_legend(ImDrawList* draw, ImVec2 at, const ScopeOverlay& overlay, Graph
   draw->AddRectFilled(ImVec2(at.x - 6, at.y - 4), ImVec2(at.x + width + 6, at.y + line * static_cast<float>(rows) + 2),
                       IM_COL32(15, 15, 20, 225), 4);
   draw->AddText(at, IM_COL32(200, 200, 200, 255), title.c_str());
-  for (size_t b = 0; b < labels.size(); ++b) {
-    const ImVec2 row(at.x, at.y + line * static_cast<float>(b + 1));
+  for (size_t row_index = 0; row_index < labels.size(); ++row_index) {
+    const size_t b = shown[row_index];
+    const ImVec2 row(at.x, at.y + line * static_cast<float>(row_index + 1));
     const ImVec2 swatch_max(row.x + swatch, row.y + swatch);
     if (overlay.bin_counts[b] > 0) draw->AddRectFilled(row, swatch_max, tone_color(overlay.bins[b].tone), 2);
     else draw->AddRect(row, swatch_max, kNotMeasuredColor, 2);
     draw->AddText(ImVec2(row.x + swatch + 6, row.y),
-                  overlay.bin_counts[b] > 0 ? IM_COL32(230, 230, 230, 255) : IM_COL32(130, 130, 130, 255), labels[b].c_str());
+                  overlay.bin_counts[b] > 0 ? IM_COL32(230, 230, 230, 255) : IM_COL32(130, 130, 130, 255),
+                  labels[row_index].c_str());
   }
   if (has_back_edges) {
     const ImVec2 row(at.x, at.y + line * static_cast<float>(labels.size() + 1) + swatch / 2);
@@ -293,10 +299,15 @@ void GraphPanel::Draw(const ReportModel& model, DashboardSelection& selection, b
     ImGui::TextDisabled("the report has no nodes or no target format");
     return ImGui::End();
   }
-  // The tree, edges and a first layout, once per report.
-  if (s.model != &model) {
+  // The tree, edges and a first layout, once per graph: a running audit's next snapshot of the same graph
+  // only recolours it.
+  if (s.model != model.identity()) {
+    s.model = model.identity();
+    s.overlay.reset();
+  }
+  if (!s.tree || s.structure_hash != model.structure_hash()) {
     s.stop_job();
-    s.model = &model;
+    s.structure_hash = model.structure_hash();
     std::vector<std::string> names;
     names.reserve(static_cast<size_t>(model.node_count()));
     for (int i = 0; i < model.node_count(); ++i) names.push_back(model.node(i).name);
@@ -304,7 +315,6 @@ void GraphPanel::Draw(const ReportModel& model, DashboardSelection& selection, b
     s.edges = node_edges(model);
     s.expanded = expand_all_at_start ? full_expansion(*s.tree) : initial_expansion(*s.tree, kInitialItemBudget);
     s.shown_layout.reset();
-    s.overlay.reset();
     s.fit_pending = true;
     s.first_view = true;
     s.start_layout();
@@ -571,7 +581,8 @@ void GraphPanel::Draw(const ReportModel& model, DashboardSelection& selection, b
     if (item.is_group && show_labels) {
       // Stacked verdict bar: unsafe, warn, safe shares of the group's nodes.
       const VerdictCounts& counts = overlay.scope_verdicts[static_cast<size_t>(item.id)];
-      const float total = static_cast<float>(counts.unsafe + counts.warn + counts.safe), bar_h = std::max(3.0f, 5 * s.zoom);
+      const float total = static_cast<float>(counts.unsafe + counts.warn + counts.safe + counts.pending);
+      const float bar_h = std::max(3.0f, 5 * s.zoom);
       float x = lo.x + rounding;
       const float span = hi.x - lo.x - 2 * rounding;
       draw->AddRectFilled(ImVec2(x, hi.y - bar_h - 2), ImVec2(x + span, hi.y - 2), IM_COL32(20, 20, 26, 255));
@@ -589,7 +600,10 @@ void GraphPanel::Draw(const ReportModel& model, DashboardSelection& selection, b
     else if (item.is_group) draw->AddRect(lo, hi, IM_COL32(230, 230, 240, 200), rounding, 0, 1.5f);
     if (show_labels) {
       const ImVec4 clip(lo.x + 3, lo.y, hi.x - 3, hi.y);
-      const std::string title = tone_mark(tone) + item_title(model, tree, item);
+      const bool kept_fp32 =
+          !item.is_group && model.target_view(selection.target).nodes[static_cast<size_t>(item.id)].kept_fp32;
+      const std::string title =
+          std::string(tone_mark(tone)) + (kept_fp32 ? "[FP32] " : "") + item_title(model, tree, item);
       const float text_y = show_two_lines ? lo.y + 3 : (lo.y + hi.y - line_height) / 2;
       draw->AddText(ImGui::GetFont(), ImGui::GetFontSize(), ImVec2(lo.x + 6, text_y), IM_COL32(0, 0, 0, 255), title.c_str(),
                     nullptr, 0, &clip);
@@ -639,7 +653,18 @@ void GraphPanel::Draw(const ReportModel& model, DashboardSelection& selection, b
       const GraphItem& item = graph.items[static_cast<size_t>(context_item)];
       if (item.is_group && ImGui::Selectable(("list the nodes of " + tree.scope(item.id).path + " in the table").c_str()))
         selection.table_filter_request = scope_filter(tree, item.id);
-      int scope = item.is_group ? tree.scope(item.id).parent : tree.scope_of_node(item.id);
+      const auto pin_group = [&](int group) {
+        const Scope& scope = tree.scope(group);
+        pin_toggle(model, selection, scope.nodes, scope.path + " (" + std::to_string(scope.nodes.size()) + " nodes)",
+                   false);
+      };
+      const int around = item.is_group ? tree.scope(item.id).parent : tree.scope_of_node(item.id);
+      if (item.is_group)
+        pin_group(item.id);
+      else
+        pin_toggle(model, selection, {item.id}, "", false);
+      if (around > 0) pin_group(around);
+      int scope = around;
       if (scope <= 0) ImGui::TextDisabled("not inside an open group");
       for (; scope > 0; scope = tree.scope(scope).parent) {
         const std::string label = "close " + tree.scope(scope).path;

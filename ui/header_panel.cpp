@@ -39,8 +39,10 @@ void HeaderPanel::Draw(const ReportModel& model, DashboardSelection& selection, 
   const report::Report& r = model.report();
   ImGui::Text("model %s", r.model_path.c_str());
   ImGui::SameLine();
-  ImGui::TextDisabled("(opset %lld, %d nodes, report %s)", static_cast<long long>(r.opset), model.node_count(),
-                      model.path().c_str());
+  // A model audited in this window is its own path; a report file names the model it was made of.
+  const std::string source = model.path() == r.model_path ? "audited in this window" : "report " + model.path();
+  ImGui::TextDisabled("(opset %lld, %d nodes, %s)", static_cast<long long>(r.opset), model.node_count(),
+                      source.c_str());
   if (selection.target.empty()) {
     ImGui::TextDisabled("the report has no target format");
     return ImGui::End();
@@ -49,10 +51,7 @@ void HeaderPanel::Draw(const ReportModel& model, DashboardSelection& selection, 
   ImGui::SameLine();
   const auto summary = r.summary.find(selection.target);
   const bool pass = summary == r.summary.end() || summary->second.pass;
-  ImGui::PushStyleColor(ImGuiCol_Button, verdict_color(pass ? report::Verdict::Safe : report::Verdict::Unsafe));
-  ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(0, 0, 0, 1));
-  ImGui::SmallButton(pass ? " PASS " : " FAIL ");
-  ImGui::PopStyleColor(2);
+  gate_badge(model, pass);
   const TargetView& view = model.target_view(selection.target);
   ImGui::SameLine();
   // A zero count in grey: a verdict colour on screen always means nodes with that verdict.
@@ -65,6 +64,10 @@ void HeaderPanel::Draw(const ReportModel& model, DashboardSelection& selection, 
   count(view.warn_count, "warn", report::Verdict::Warn);
   ImGui::SameLine();
   count(view.safe_count, "safe", report::Verdict::Safe);
+  if (view.pending_count > 0) {
+    ImGui::SameLine();
+    ImGui::TextDisabled("%d pending", view.pending_count);
+  }
   ImGui::SameLine();
   ImGui::TextDisabled("| %lld sample%s%s, reference %s, accumulate %s, profile %s",
                       static_cast<long long>(r.config.samples), r.config.samples == 1 ? "" : "s",

@@ -57,9 +57,9 @@ void HistogramsPanel::Draw(const ReportModel& model, DashboardSelection& selecti
 
   // Rows: each node's float outputs summed, for this target and run.
   const std::string key = selection.target + (show_propagated ? "/propagated" : "/reference");
-  if (rows_key_ != key || rows_model_ != &model) {
+  if (rows_key_ != key || rows_model_ != model.identity()) {
     rows_key_ = key;
-    rows_model_ = &model;
+    rows_model_ = model.identity();
     rows_.assign(static_cast<size_t>(model.node_count()), std::vector<int64_t>(ExpHistogram::kBins, 0));
     for (int node = 0; node < model.node_count(); ++node)
       for (const report::TensorStats& tensor : model.node(node).tensors) {
@@ -132,12 +132,15 @@ void HistogramsPanel::Draw(const ReportModel& model, DashboardSelection& selecti
     const float y = origin.y + row_height * static_cast<float>(node);
     const std::vector<int64_t>& row = rows_[static_cast<size_t>(node)];
     const int64_t row_max = per_row_scale ? std::max<int64_t>(1, *std::max_element(row.begin(), row.end())) : global_max;
-    const report::Verdict verdict = view.nodes[static_cast<size_t>(node)].verdict;
+    const NodeFigures& figures = view.nodes[static_cast<size_t>(node)];
     const std::string label = std::to_string(node) + " " + model.node(node).name;
     const ImVec4 clip(origin.x, y, map_x - 4, y + row_height);
-    draw->AddText(ImGui::GetFont(), ImGui::GetFontSize(), ImVec2(origin.x, y + 1),
-                  verdict == report::Verdict::Safe ? IM_COL32(200, 200, 200, 255) : ImGui::GetColorU32(verdict_color(verdict)),
-                  label.c_str(), nullptr, 0, &clip);
+    const ImU32 label_color = figures.pending ? ImGui::GetColorU32(ImGuiCol_TextDisabled)
+                              : figures.verdict == report::Verdict::Safe
+                                  ? IM_COL32(200, 200, 200, 255)
+                                  : ImGui::GetColorU32(verdict_color(figures.verdict));
+    draw->AddText(ImGui::GetFont(), ImGui::GetFontSize(), ImVec2(origin.x, y + 1), label_color, label.c_str(), nullptr,
+                  0, &clip);
     for (int b = 0; b < ExpHistogram::kBins; ++b) {
       const int64_t count = row[static_cast<size_t>(b)];
       if (count == 0) continue;

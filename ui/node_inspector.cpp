@@ -231,21 +231,35 @@ void NodeInspectorPanel::Draw(const ReportModel& model, DashboardSelection& sele
   const std::string& target = selection.target;
   const std::optional<Format> format = parse_format(target);
   const auto node_target = node.targets.find(target);
+  const NodeFigures& figures = model.target_view(target).nodes[static_cast<size_t>(selection.node)];
 
   ImGui::Text("#%d %s", selection.node, node.name.c_str());
   ImGui::SameLine();
   ImGui::TextDisabled("(%s)", node.op_type.c_str());
-  ImGui::SameLine();
+  if (!node.scope.empty()) {
+    ImGui::SameLine();
+    ImGui::TextDisabled("inside");
+    ImGui::SameLine();
+    node_link(model, selection, model.top_level_of(selection.node));
+  }
+  if (figures.pending) {
+    ImGui::SameLine();
+    ImGui::TextDisabled("pending: the audit has not run it yet");
+    pin_toggle(model, selection, {selection.node}, "", true);
+    return ImGui::End();
+  }
   if (node_target != node.targets.end()) {
-    verdict_badge(node_target->second.verdict);
+    ImGui::SameLine();
+    verdict_badge(figures);
     ImGui::SameLine();
     ImGui::TextDisabled("in %s", target.c_str());
     if (node_target->second.propagated_jump_db > 0) {
       ImGui::SameLine();
       ImGui::TextDisabled("; propagated SQNR drops %.1f dB here", node_target->second.propagated_jump_db);
     }
-    reasons_table(node_target->second);
   }
+  pin_toggle(model, selection, {selection.node}, "", true);
+  if (node_target != node.targets.end()) reasons_table(node_target->second);
   neighbours(model, selection, node);
   weights_table(node, target);
 

@@ -75,8 +75,9 @@ void NodeTablePanel::Draw(const ReportModel& model, DashboardSelection& selectio
   ImGui::TextDisabled("%d of %d nodes, %s", static_cast<int>(visible_rows.size()), model.node_count(),
                       selection.target.c_str());
   if (!filter_error.empty()) ImGui::TextColored(verdict_color(report::Verdict::Warn), "filter: %s", filter_error.c_str());
-  if (rows_for_target != selection.target) {
+  if (rows_for_target != selection.target || rows_for_model != model.identity()) {
     rows_for_target = selection.target;
+    rows_for_model = model.identity();
     rows_dirty = true;
   }
 
@@ -140,16 +141,22 @@ void NodeTablePanel::Draw(const ReportModel& model, DashboardSelection& selectio
       const report::NodeStats& node = model.node(index);
       const NodeFigures& f = view.nodes[static_cast<size_t>(index)];
       ImGui::TableNextRow();
+      // A node a running audit has not reached yet: greyed, its figures empty.
+      if (f.pending) ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
       ImGui::TableNextColumn();
       const std::string label = std::to_string(index);
       if (ImGui::Selectable(label.c_str(), index == selection.node, ImGuiSelectableFlags_SpanAllColumns))
         selection.select_node(index);
+      if (selection.pins && ImGui::BeginPopupContextItem()) {
+        pin_toggle(model, selection, {index}, "", false);
+        ImGui::EndPopup();
+      }
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(node.name.c_str());
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(node.op_type.c_str());
       ImGui::TableNextColumn();
-      verdict_badge(f.verdict);
+      verdict_badge(f);
       ImGui::TableNextColumn();
       health_pills(node_health(node, selection.target));
       ImGui::TableNextColumn();
@@ -168,6 +175,7 @@ void NodeTablePanel::Draw(const ReportModel& model, DashboardSelection& selectio
       ImGui::TextUnformatted(format_sqnr(f.propagated_sqnr_db).c_str());
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(format_number(f.propagated_cosine, "%.4f").c_str());
+      if (f.pending) ImGui::PopStyleColor();
     }
   }
   ImGui::EndTable();

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "ui/graph_model.h"
+#include "ui/live_audit.h"
 #include "ui/report_model.h"
 #include "ui/view_model.h"
 
@@ -40,6 +41,7 @@ struct NodeTablePanel {
   bool step_to_next_hit = false;  // Enter in the filter box: select the next visible row once rows are current
   std::vector<int> visible_rows;  // node indices that pass the filter, in the current sort order
   std::string rows_for_target;    // the target the rows were sorted for (figures differ per target)
+  uint64_t rows_for_model = 0;    // and the model's identity (a running audit's snapshots replace it)
   bool rows_dirty = true;         // re-filter and re-sort: filter text or target changed
   void Draw(const ReportModel& model, DashboardSelection& selection, bool* open);
 
@@ -89,13 +91,26 @@ struct HistogramsPanel {
  private:
   std::vector<std::vector<int64_t>> rows_;  // per node: its outputs' histograms summed (ExpHistogram bins)
   std::string rows_key_;                    // target and run the rows were summed for
-  const ReportModel* rows_model_ = nullptr;
+  uint64_t rows_model_ = 0;                 // and the model's identity
   int last_selection_ = -1;
+};
+
+// What-if (`mpaudit view MODEL.onnx` only): the audit's progress or its error, the nodes pinned to FP32 with
+// a Copy button, and what the last re-run changed.
+struct WhatIfPanel {
+  AuditStatus status;                // the dashboard's audit, as of this frame
+  std::vector<std::string> changes;  // what_if_changes() between the last two finished runs
+  void Draw(const ReportModel& model, DashboardSelection& selection, bool* open);
 };
 
 // [SECTION] Shared look: one place for the verdict colours and number formatting every panel uses.
 ImVec4 verdict_color(report::Verdict verdict);
 void verdict_badge(report::Verdict verdict);  // coloured SAFE/WARN/UNSAFE text
+// A format's gate result as a PASS/FAIL badge; "[auditing]" while a running audit's report is partial.
+void gate_badge(const ReportModel& model, bool pass);
+// The node's verdict, "pending" in grey while a running audit has not reached it, and an FP32 tag where the
+// target's runs computed it in FP32.
+void verdict_badge(const NodeFigures& figures);
 // "%.3g", or "-" for NaN (not measured), "inf"/"-inf" as they are.
 std::string format_number(double value, const char* format = "%.3g");
 // SQNR in dB: "exact" at the report's cap (no error at all), "-" when not measured.
@@ -107,5 +122,11 @@ void health_pills(const ValueHealth& health);
 void section_title(const char* title);
 // A link to a node: the node's name as a small button that selects it.
 void node_link(const ReportModel& model, DashboardSelection& selection, int node_index);
+// A running audit's progress: node runs done of all, elapsed time and ETA, over a bar `width` wide.
+void audit_progress(const AuditStatus& status, float width);
+// What-if only (nothing otherwise): a menu item, or a small button, that pins the top-level owners of
+// `nodes` to FP32 or unpins them; `what` names them in the label (empty: the single node's owner).
+void pin_toggle(const ReportModel& model, DashboardSelection& selection, const std::vector<int>& nodes,
+                std::string what, bool as_button);
 
 }  // namespace mpa::ui

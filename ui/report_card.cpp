@@ -79,10 +79,7 @@ void gate_table(const ReportModel& model, DashboardSelection& selection) {
     if (ImGui::Selectable(target.c_str(), target == selection.target, ImGuiSelectableFlags_None, ImVec2(ImGui::GetFontSize() * 4, 0)))
       selection.target = target;
     ImGui::TableNextColumn();
-    ImGui::PushStyleColor(ImGuiCol_Button, verdict_color(pass ? report::Verdict::Safe : report::Verdict::Unsafe));
-    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(0, 0, 0, 1));
-    ImGui::SmallButton(pass ? " PASS " : " FAIL ");
-    ImGui::PopStyleColor(2);
+    gate_badge(model, pass);
     ImGui::TableNextColumn();
     count_cell(view.unsafe_count, report::Verdict::Unsafe);
     ImGui::TableNextColumn();
@@ -132,7 +129,7 @@ void culprits_table(const ReportModel& model, DashboardSelection& selection, con
     ImGui::SameLine();
     ImGui::TextDisabled("%s", model.node(node).op_type.c_str());
     ImGui::TableNextColumn();
-    verdict_badge(f.verdict);
+    verdict_badge(f);
     ImGui::TableNextColumn();
     ImGui::TextUnformatted(format_sqnr(f.isolated_sqnr_db).c_str());
     ImGui::TableNextColumn();
@@ -219,6 +216,7 @@ void verdicts_by_op(const ReportModel& model, const std::string& target, int row
   std::map<std::string, OpCounts> by_op;
   const TargetView& view = model.target_view(target);
   for (int i = 0; i < model.node_count(); ++i) {
+    if (view.nodes[static_cast<size_t>(i)].pending) continue;
     OpCounts& c = by_op[model.node(i).op_type];
     c.op = model.node(i).op_type;
     const report::Verdict v = view.nodes[static_cast<size_t>(i)].verdict;

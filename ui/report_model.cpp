@@ -1,6 +1,7 @@
 #include "ui/report_model.h"
 
 #include <algorithm>
+#include <atomic>
 
 #include "probes/format_fit.h"
 
@@ -16,7 +17,10 @@ double min_measured(double current, double value) {
 
 NodeFigures figures_of(const report::NodeStats& node, const std::string& target) {
   NodeFigures f;
-  if (auto it = node.targets.find(target); it != node.targets.end()) f.verdict = it->second.verdict;
+  if (auto it = node.targets.find(target); it != node.targets.end()) {
+    f.verdict = it->second.verdict;
+    f.kept_fp32 = it->second.kept_fp32;
+  }
   const std::optional<Format> format = parse_format(target);
   int64_t flushed = 0, nonzero = 0;
   for (const report::TensorStats& tensor : node.tensors) {
@@ -48,19 +52,61 @@ void note(Alert& alert, int node_index) {
 
 }  // namespace
 
-ReportModel::ReportModel(report::Report report, std::string path) : report_(std::move(report)), path_(std::move(path)) {
+ReportModel::ReportModel(report::Report report, std::string path, int64_t node_runs_done)
+    : report_(std::move(report)), path_(std::move(path)), partial_(node_runs_done != kComplete) {
+  static std::atomic<uint64_t> models_made{0};
+  identity_ = ++models_made;
   // Nodes are addressed by their position in the report (execution order), which is also their index.
+  const auto mix = [this](const std::string& text) {
+    structure_hash_ = structure_hash_ * 1099511628211u ^ std::hash<std::string>()(text);
+  };
   for (int index = 0; index < node_count(); ++index) {
     const report::NodeStats& node = this->node(index);
     node_by_name_.emplace(node.name, index);
-    for (const std::string& output : node.outputs) producer_by_tensor_.emplace(output, index);
-    for (const std::string& input : node.inputs)
+    mix(node.name);
+    mix(node.op_type);
+    for (const std::string& output : node.outputs) {
+      producer_by_tensor_.emplace(output, index);
+      mix(output);
+    }
+    for (const std::string& input : node.inputs) {
       if (!input.empty()) consumers_by_tensor_[input].push_back(index);
+      mix(input);
+    }
   }
+
+  // Top-level nodes run in execution order, one node run each in the first sample; a control-flow node's
+  // inner nodes (scope: their owner's path, e.g. "If_3/then") run inside it, so they are done with it.
+  // Their owner is the longest top-level name their scope starts with.
+  std::map<std::string, int> top_level_rank;
+  for (int index = 0; index < node_count(); ++index)
+    if (node(index).scope.empty()) top_level_rank.emplace(node(index).name, static_cast<int>(top_level_rank.size()));
+  top_level_of_.resize(static_cast<size_t>(node_count()));
+  pending_.resize(static_cast<size_t>(node_count()));
+  for (int index = 0; index < node_count(); ++index) {
+    int& owner = top_level_of_[static_cast<size_t>(index)];
+    owner = index;
+    for (std::string prefix = node(index).scope; !prefix.empty();) {
+      if (top_level_rank.count(prefix)) {
+        owner = node_index(prefix);
+        break;
+      }
+      const size_t slash = prefix.rfind('/');
+      prefix.resize(slash == std::string::npos ? 0 : slash);
+    }
+    const auto rank = top_level_rank.find(node(owner).name);
+    pending_[static_cast<size_t>(index)] = partial_ && rank != top_level_rank.end() && rank->second >= node_runs_done;
+  }
+
   for (const std::string& target : report_.config.targets) {
     TargetView view;
     for (int index = 0; index < node_count(); ++index) {
-      const NodeFigures& f = view.nodes.emplace_back(figures_of(node(index), target));
+      NodeFigures& f = view.nodes.emplace_back(figures_of(node(index), target));
+      if (pending(index)) {
+        f.pending = true;
+        ++view.pending_count;
+        continue;
+      }
       if (f.overflow > 0) note(view.overflow, index);
       if (f.propagated_nonfinite > 0 || f.isolated_nonfinite > 0) note(view.nonfinite, index);
       if (f.verdict == report::Verdict::Unsafe) note(view.unsafe, index);

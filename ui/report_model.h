@@ -1,9 +1,12 @@
 // What the dashboard shows, derived once from a report: the report itself, per-node figures for each
 // target format (the worst over a node's float outputs, as the table, plot and alerts show them), and the
-// producer/consumer links between nodes. Panels read it through a const reference; what the user picks
-// (target format, selected node) lives in DashboardSelection, which panels may change.
+// producer/consumer links between nodes. A model can also hold a running audit's partial report: nodes the
+// audit has not run yet are pending, shown greyed and counted apart, never as safe. Panels read it through a
+// const reference; what the user picks (target format, selected node) lives in DashboardSelection, which
+// panels may change.
 #pragma once
 #include <cmath>
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -16,6 +19,8 @@ namespace mpa::ui {
 // an output that is NaN everywhere in the target run).
 struct NodeFigures {
   report::Verdict verdict = report::Verdict::Safe;
+  bool pending = false;               // not run yet by a running audit (its verdict means nothing yet)
+  bool kept_fp32 = false;             // computed in FP32 in this target's runs
   double absmax = 0;                  // reference, largest over outputs
   double headroom_bits = NAN;         // smallest over outputs (negative: overflow)
   int64_t overflow = 0;               // reference values beyond the format's max, summed over outputs
@@ -38,12 +43,15 @@ struct TargetView {
   std::vector<NodeFigures> nodes;  // by node index
   Alert overflow, nonfinite, unsafe;
   int first_error_jump = -1;
-  int unsafe_count = 0, warn_count = 0, safe_count = 0;
+  int unsafe_count = 0, warn_count = 0, safe_count = 0, pending_count = 0;
 };
 
 class ReportModel {
  public:
-  ReportModel(report::Report report, std::string path);
+  static constexpr int64_t kComplete = -1;
+  // `node_runs_done`: for a running audit's partial report, the node runs done so far (nodes x samples, the
+  // first sample's top-level nodes first, in execution order); kComplete for a finished report.
+  ReportModel(report::Report report, std::string path, int64_t node_runs_done = kComplete);
 
   const report::Report& report() const { return report_; }
   const std::string& path() const { return path_; }
@@ -56,6 +64,16 @@ class ReportModel {
   // The node that writes `tensor` (-1 for graph inputs and initializers), and those that read it.
   int producer_of(const std::string& tensor) const;
   const std::vector<int>& consumers_of(const std::string& tensor) const;
+  // The top-level node that runs `index`: itself, or the control-flow node whose subgraph holds it (what a
+  // what-if pins in its place).
+  int top_level_of(int index) const { return top_level_of_[static_cast<size_t>(index)]; }
+  bool partial() const { return partial_; }  // a running audit's snapshot, not its final report
+  bool pending(int index) const { return pending_[static_cast<size_t>(index)] != 0; }
+  // Equal for reports with the same nodes and links, whatever their figures: a panel keeps what it derived
+  // from the graph alone (the graph layout) across a running audit's snapshots.
+  size_t structure_hash() const { return structure_hash_; }
+  // No two models made in this process share it (an address can be reused): what a panel's cache is keyed by.
+  uint64_t identity() const { return identity_; }
 
  private:
   report::Report report_;
@@ -63,12 +81,22 @@ class ReportModel {
   std::map<std::string, TargetView> target_views_;
   std::map<std::string, int> node_by_name_, producer_by_tensor_;
   std::map<std::string, std::vector<int>> consumers_by_tensor_;
+  std::vector<int> top_level_of_;
+  std::vector<char> pending_;
+  bool partial_ = false;
+  size_t structure_hash_ = 0;
+  uint64_t identity_;
 };
+
+class PinSet;
 
 // What the user picked; shared by every panel so that a click anywhere selects everywhere.
 struct DashboardSelection {
   std::string target;
   int node = -1;
+  // What-if (`mpaudit view MODEL.onnx` only, else null): the nodes to pin to FP32; the dashboard re-runs
+  // the audit when a panel changes them.
+  PinSet* pins = nullptr;
   // A panel asks for the node table with this filter (e.g. a group's nodes, to sort them); the dashboard
   // shows the table and clears it.
   std::string table_filter_request;

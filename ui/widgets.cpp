@@ -5,6 +5,10 @@
 
 namespace mpa::ui {
 
+namespace {
+const ImVec4 kKeptFp32Color(0.34f, 0.71f, 0.91f, 1.0f);  // blue: no verdict colour
+}  // namespace
+
 ImVec4 verdict_color(report::Verdict verdict) {
   switch (verdict) {
     case report::Verdict::Unsafe: return ImVec4(0.92f, 0.26f, 0.24f, 1.0f);
@@ -17,6 +21,25 @@ ImVec4 verdict_color(report::Verdict verdict) {
 void verdict_badge(report::Verdict verdict) {
   const char* label = verdict == report::Verdict::Unsafe ? "UNSAFE" : verdict == report::Verdict::Warn ? "WARN" : "SAFE";
   ImGui::TextColored(verdict_color(verdict), "%s", label);
+}
+
+void gate_badge(const ReportModel& model, bool pass) {
+  // No gate result before every node and sample has run.
+  if (model.partial()) return ImGui::TextDisabled("[auditing]");
+  ImGui::PushStyleColor(ImGuiCol_Button, verdict_color(pass ? report::Verdict::Safe : report::Verdict::Unsafe));
+  ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(0, 0, 0, 1));
+  ImGui::SmallButton(pass ? " PASS " : " FAIL ");
+  ImGui::PopStyleColor(2);
+}
+
+void verdict_badge(const NodeFigures& figures) {
+  if (figures.pending) return ImGui::TextDisabled("pending");
+  verdict_badge(figures.verdict);
+  if (!figures.kept_fp32) return;
+  ImGui::SameLine();
+  ImGui::TextColored(kKeptFp32Color, "FP32");
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("computed in FP32 in this target's runs (--keep-fp32 or a what-if pin)");
 }
 
 std::string format_number(double value, const char* format) {
@@ -74,6 +97,27 @@ void node_link(const ReportModel& model, DashboardSelection& selection, int node
   if (ImGui::SmallButton(node.name.c_str())) selection.select_node(node_index);
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("#%d %s (%s)", node_index, node.name.c_str(), node.op_type.c_str());
   ImGui::PopID();
+}
+
+void audit_progress(const AuditStatus& status, float width) {
+  const float fraction = status.total > 0 ? static_cast<float>(status.done) / static_cast<float>(status.total) : 0.0f;
+  char text[128];
+  std::snprintf(text, sizeof text, "auditing: %lld / %lld node runs, %.1f s, ETA %s",
+                static_cast<long long>(status.done), static_cast<long long>(status.total), status.elapsed_s,
+                std::isnan(status.eta_s) ? "-" : format_number(status.eta_s, "%.1f s").c_str());
+  ImGui::ProgressBar(fraction, ImVec2(width, 0), text);
+}
+
+void pin_toggle(const ReportModel& model, DashboardSelection& selection, const std::vector<int>& nodes,
+                std::string what, bool as_button) {
+  if (!selection.pins || nodes.empty()) return;
+  if (what.empty()) what = model.node(model.top_level_of(nodes.front())).name;
+  const bool pinned = selection.pins->all_pinned(model, nodes);
+  const std::string label =
+      pinned ? "unpin " + what + " (back to " + selection.target + ")" : "pin " + what + " to FP32";
+  if (as_button ? ImGui::SmallButton(label.c_str()) : ImGui::Selectable(label.c_str()))
+    selection.pins->set(model, nodes, !pinned);
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("what-if: the audit runs again with the pinned nodes in FP32");
 }
 
 }  // namespace mpa::ui

@@ -1,18 +1,55 @@
-// `mpaudit view`: the dashboard over a report (built only with Dear ImGui, GLFW and OpenGL; MPA_HAVE_UI).
+// `mpaudit view`: the dashboard over a report, or over a model audited live with the options of `mpaudit
+// audit` (built only with Dear ImGui, GLFW and OpenGL; MPA_HAVE_UI).
+#include <algorithm>
+#include <filesystem>
+
+#include "cli/audit_job.h"
 #include "cli/commands.h"
 #include "ui/dashboard.h"
 
 namespace mpa::cli {
 
+namespace {
+
+bool is_model_path(const std::string& path) {
+  std::string extension = std::filesystem::path(path).extension().string();
+  std::transform(extension.begin(), extension.end(), extension.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
+  return extension == ".onnx";
+}
+
+// The dashboard's audit: the job is made on the worker thread by the first run (a large model loads while
+// the window is already up) and kept for the what-if re-runs.
+ui::AuditRunner live_audit_runner(const AuditJobArgs& args) {
+  auto job = std::make_shared<std::unique_ptr<AuditJob>>();
+  return [args, job](const std::vector<std::string>& keep_fp32, const ui::AuditProgressFn& progress,
+                     const std::atomic<bool>& cancel) {
+    if (!*job) *job = std::make_unique<AuditJob>(args);
+    return (*job)->run(keep_fp32, progress, &cancel).report;
+  };
+}
+
+}  // namespace
+
 Action add_view(CLI::App& app) {
   auto options = std::make_shared<ui::DashboardOptions>();
+  auto audit_args = std::make_shared<AuditJobArgs>();
   auto view_text = std::make_shared<std::string>();
   auto metric_text = std::make_shared<std::string>();
-  app.add_option("report", options->report_path, "report written by `mpaudit audit --json` or `mpaudit merge`")
+  app.add_option(
+         "report", options->report_path,
+         "report written by `mpaudit audit --json` or `mpaudit merge`, or an ONNX model (.onnx) to audit in the "
+         "window with the audit options below")
       ->required()
       ->check(CLI::ExistingFile);
+  const size_t options_before_audit = app.get_options().size();
+  add_audit_job_options(app, *audit_args);
+  auto audit_options = std::make_shared<std::vector<const CLI::Option*>>();
+  for (size_t i = options_before_audit; i < app.get_options().size(); ++i)
+    audit_options->push_back(app.get_options()[i]);
   app.add_option("--screenshot", options->screenshot_path,
-                 "render without interaction, save the window as PNG and exit (needs a display: xvfb-run)");
+                 "render without interaction, save the window as PNG and exit (needs a display: xvfb-run); with a "
+                 "model, once its audit has finished");
   app.add_option("--width", options->width, "window width in pixels")->check(CLI::Range(320, 8192));
   app.add_option("--height", options->height, "window height in pixels")->check(CLI::Range(240, 8192));
   app.add_option("--select", options->selected_node, "node shown in the inspector at start");
@@ -35,7 +72,16 @@ Action add_view(CLI::App& app) {
   app.add_option("--export-node-data", options->export_node_data,
                  "write per-node figures of the first target as Model Explorer node data (JSON) and exit; no window");
   app.add_option("--graph-id", options->graph_id, "graph id in the node data file (default main_graph, torch.onnx's name)");
-  return [options, view_text, metric_text] {
+  return [options, audit_args, audit_options, view_text, metric_text] {
+    if (is_model_path(options->report_path)) {
+      audit_args->model = options->report_path;
+      options->audit = live_audit_runner(*audit_args);
+      options->keep_fp32 = audit_args->keep_fp32;
+    } else {
+      for (const CLI::Option* option : *audit_options)
+        if (option->count() > 0)
+          fail(option->get_name() + " is an audit option: `mpaudit view` takes it with a model (.onnx), not a report");
+    }
     if (!view_text->empty()) {
       options->view = *ui::parse_view(*view_text);
       options->view_given = true;

@@ -1,7 +1,8 @@
 // The dashboard renders real reports headlessly: `mpaudit view --screenshot --view V` under xvfb-run writes a
 // PNG of the requested size for every view that shows something (many distinct colours, not a blank or
 // cleared window), with the unsafe verdict colour where the report has unsafe nodes and nowhere in the graph
-// and report card of an all-safe report. Also the node-data export, which needs no window.
+// and report card of an all-safe report; a model audited in the window (`view MODEL.onnx`) before its
+// screenshot, and its errors. Also the node-data export, which needs no window.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <stb_image.h>
@@ -18,6 +19,9 @@ using mpa::test::run_cli;
 using mpa::test::TempDir;
 
 const char* const kViews[] = {"table", "graph", "inspector", "histograms", "card"};
+const std::string kDemo = std::string(MPA_SOURCE_DIR) + "/models/demo/";
+const std::string kAttentionInputs =
+    "--input hidden=" + kDemo + "attention_hidden.npy --input attention_mask=" + kDemo + "attention_mask.npy";
 constexpr int kWidth = 1000, kHeight = 700;
 
 // ui/widgets.cpp verdict_color(Unsafe), as ImGui writes it into the framebuffer.
@@ -44,29 +48,45 @@ class DashboardScreenshot : public testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = std::make_unique<TempDir>();
-    const std::string demo = std::string(MPA_SOURCE_DIR) + "/models/demo/";
     attention_ = (*dir_ / "attention.json").string();
-    const CliResult unsafe = run_cli(*dir_, "audit " + demo + "tiny_attention.onnx --input hidden=" + demo +
-                                                "attention_hidden.npy --input attention_mask=" + demo +
-                                                "attention_mask.npy --target fp16 --target bf16 --quiet --json " + attention_);
+    const CliResult unsafe = run_cli(*dir_, "audit " + kDemo + "tiny_attention.onnx " + kAttentionInputs +
+                                                " --target fp16 --target bf16 --quiet --json " + attention_);
     EXPECT_EQ(unsafe.exit_code, 1) << unsafe.err;  // its gate fails, by design
     safe_ = (*dir_ / "cnn.json").string();
-    const CliResult safe = run_cli(*dir_, "audit " + demo + "tiny_cnn.onnx --input image=" + demo +
+    const CliResult safe = run_cli(*dir_, "audit " + kDemo + "tiny_cnn.onnx --input image=" + kDemo +
                                               "digit.npy --target fp16 --quiet --json " + safe_);
     EXPECT_EQ(safe.exit_code, 0) << safe.err;
   }
   static void TearDownTestSuite() { dir_.reset(); }
 
-  static Screenshot shoot(const std::string& report, const std::string& args) {
+  // `mpaudit view ARGS` under a virtual X server, as a user or CI job runs it: its own exit code and output
+  // (a script inside xvfb-run keeps them apart from xvfb-run's, whose clean-up can fail after a quick exit).
+  static CliResult view_under_xvfb(const std::string& args) {
+    const std::string out = (*dir_ / "view.out").string(), err = (*dir_ / "view.err").string();
+    const std::string status = (*dir_ / "view.status").string(), script = (*dir_ / "view.sh").string();
+    std::filesystem::remove(status);
+    mpa::test::write_whole_file(
+        script, std::string(MPA_CLI_PATH) + " view " + args + " >" + out + " 2>" + err + "\necho $? >" + status + "\n");
+    const std::string command = std::string(MPA_XVFB_RUN) + " -a -s '-screen 0 1280x1024x24' sh " + script;
+    const int xvfb_status = std::system(command.c_str());
+    CliResult r;
+    const std::string code = mpa::test::read_whole_file(status);
+    r.exit_code = code.empty() ? -1 : std::stoi(code);
+    r.out = mpa::test::read_whole_file(out);
+    r.err = mpa::test::read_whole_file(err);
+    EXPECT_FALSE(code.empty()) << "xvfb-run did not run mpaudit (status " << xvfb_status << ")";
+    return r;
+  }
+
+  // A report, or a model with its audit options.
+  static Screenshot shoot(const std::string& report_or_model, const std::string& args) {
     const std::string png = (*dir_ / "shot.png").string();
     std::filesystem::remove(png);
-    const std::string command = std::string(MPA_XVFB_RUN) + " -a -s '-screen 0 1280x1024x24' " + MPA_CLI_PATH + " view " +
-                                report + " --screenshot " + png + " --width " + std::to_string(kWidth) + " --height " +
-                                std::to_string(kHeight) + " " + args + " >" + (*dir_ / "view.txt").string() + " 2>&1";
+    const CliResult r = view_under_xvfb(report_or_model + " --screenshot " + png + " --width " +
+                                        std::to_string(kWidth) + " --height " + std::to_string(kHeight) + " " + args);
     Screenshot shot;
-    const int status = std::system(command.c_str());
-    EXPECT_EQ(status, 0) << command << "\n" << mpa::test::read_whole_file(*dir_ / "view.txt");
-    if (status != 0) return shot;
+    EXPECT_EQ(r.exit_code, 0) << report_or_model << " " << args << "\n" << r.out << r.err;
+    if (r.exit_code != 0) return shot;
     int channels = 0;
     unsigned char* pixels = stbi_load(png.c_str(), &shot.width, &shot.height, &channels, 3);
     EXPECT_NE(pixels, nullptr) << png << ": " << stbi_failure_reason();
@@ -115,6 +135,28 @@ TEST_F(DashboardScreenshot, GraphColouredByAnotherMetricWithEveryGroupOpen) {
   const Screenshot shot = shoot(attention_, "--view graph --colour-by prop.sqnr_db --expand-all --select mask/scale");
   EXPECT_GT(shot.distinct_colours(), 50u);
   EXPECT_GT(shot.count(kUnsafe), 30) << "propagated SQNR: the nodes after the overflow turn NaN, the worst bin";
+}
+
+// `view MODEL.onnx`: the audit runs in the window, and the screenshot waits for its final report.
+TEST_F(DashboardScreenshot, AuditsAModelInTheWindowBeforeTheScreenshot) {
+  const Screenshot shot =
+      shoot(kDemo + "tiny_attention.onnx", kAttentionInputs + " --select mask/scale --keep-fp32 mask/scale");
+  EXPECT_EQ(shot.width, kWidth);
+  EXPECT_EQ(shot.height, kHeight);
+  EXPECT_GT(shot.distinct_colours(), 50u) << "the screenshot looks blank";
+  EXPECT_GT(shot.count(kUnsafe), 30) << "the finished audit's unsafe nodes are not on screen";
+}
+
+TEST_F(DashboardScreenshot, AModelWithABadInputIsAOneLineError) {
+  const CliResult r = view_under_xvfb(kDemo + "tiny_attention.onnx --input hidden=" + kDemo +
+                                      "attention_hidden.npy --screenshot " + (*dir_ / "x.png").string());
+  mpa::test::expect_clean_error(r, {"input 'attention_mask' was not given"});
+}
+
+TEST_F(DashboardScreenshot, AuditOptionsNeedAModel) {
+  const CliResult r =
+      run_cli(*dir_, "view " + attention_ + " --target bf16 --screenshot " + (*dir_ / "x.png").string());
+  mpa::test::expect_clean_error(r, {"--target is an audit option"});
 }
 
 TEST_F(DashboardScreenshot, UnknownNodeIsAOneLineError) {

@@ -328,7 +328,8 @@ TEST(ScopeOverlayTest, CollapsedGroupsShowTheirWorstVerdict) {
   EXPECT_EQ(overlay.scope_verdicts[enc].safe, 1);
   EXPECT_EQ(overlay.bins[static_cast<size_t>(overlay.scope_bin[enc])].tone, BinTone::Unsafe);
   EXPECT_EQ(overlay.bins[static_cast<size_t>(overlay.scope_bin[dec])].tone, BinTone::Warn);
-  EXPECT_EQ(overlay.bin_counts, (std::vector<int>{1, 2, 2}));
+  EXPECT_EQ(overlay.bin_counts,
+            (std::vector<int>{1, 2, 2, 0}));  // unsafe, warn, safe, pending (a finished report: none)
   EXPECT_EQ(worst_nodes(tree.scope(static_cast<int>(enc)), overlay, 2), (std::vector<int>{1, 2}));  // unsafe, then warn
   EXPECT_EQ(worst_nodes(tree.scope(0), overlay, 10), (std::vector<int>{1, 2, 4, 0, 3}));       // all five, worst first
   // Nothing measured in these nodes: every SQNR falls in the last bin.

@@ -1,0 +1,207 @@
+#include "cli/audit_job.h"
+
+#include <openssl/evp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+
+#include "cli/arg_groups.h"
+#include "model/loader.h"
+
+namespace mpa::cli {
+
+namespace {
+
+std::string sha256_hex(const std::string& bytes) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  EVP_Digest(bytes.data(), bytes.size(), digest, &length, EVP_sha256(), nullptr);
+  std::string hex;
+  char buf[3];
+  for (unsigned int i = 0; i < length; ++i) {
+    std::snprintf(buf, sizeof buf, "%02x", digest[i]);
+    hex += buf;
+  }
+  return hex;
+}
+
+Format parse_target(const std::string& name) {
+  const auto f = parse_format(name);
+  if (!(f.has_value() && *f != Format::FP32 && *f != Format::FP64))
+    fail("--target '" + name + "': expected fp16, bf16, fp8e4m3, fp8e5m2 or tf32");
+  return *f;
+}
+
+// KEY=VALUE over the thresholds: underflow_warn_frac, ..., sqnr_warn_db.fp16, atol, rtol, rel_floor, jump_db.
+void apply_threshold(report::Thresholds& t, const std::string& spec) {
+  const size_t eq = spec.find('=');
+  if (!(eq != std::string::npos)) fail("--threshold '" + spec + "': expected KEY=VALUE");
+  const std::string key = spec.substr(0, eq);
+  double value = 0;
+  try {
+    value = std::stod(spec.substr(eq + 1));
+  } catch (const std::exception&) {
+    fail("--threshold '" + spec + "': bad number");
+  }
+  std::map<std::string, double*> scalars = {{"underflow_warn_frac", &t.underflow_warn_frac},
+                                            {"underflow_unsafe_frac", &t.underflow_unsafe_frac},
+                                            {"weight_underflow_warn_frac", &t.weight_underflow_warn_frac},
+                                            {"weight_underflow_unsafe_frac", &t.weight_underflow_unsafe_frac},
+                                            {"jump_db", &t.jump_db},
+                                            {"own_loss_db", &t.own_loss_db},
+                                            {"atol", &t.tolerances.atol},
+                                            {"rtol", &t.tolerances.rtol},
+                                            {"rel_floor", &t.tolerances.rel_floor}};
+  if (scalars.count(key)) {
+    *scalars[key] = value;
+    return;
+  }
+  for (const char* prefix : {"sqnr_warn_db.", "sqnr_unsafe_db."}) {
+    const std::string p = prefix;
+    if (key.rfind(p, 0) == 0) {
+      const std::string fmt = key.substr(p.size());
+      if (!(parse_format(fmt).has_value())) fail("--threshold '" + spec + "': unknown format '" + fmt + "'");
+      (p == "sqnr_warn_db." ? t.sqnr_warn_db : t.sqnr_unsafe_db)[std::string(format_name(*parse_format(fmt)))] = value;
+      return;
+    }
+  }
+  fail("--threshold '" + spec + "': unknown key '" + key + "'");
+}
+
+// The K-th of N contiguous slices of [0, total): [floor((K-1)T/N), floor(KT/N)).
+std::pair<int64_t, int64_t> shard_range(const std::string& shard, int64_t total) {
+  if (shard.empty()) return {0, total};
+  int k = 0, n = 0;
+  char tail = 0;
+  if (!(std::sscanf(shard.c_str(), "%d/%d%c", &k, &n, &tail) == 2 && n >= 1 && k >= 1 && k <= n))
+    fail("--shard '" + shard + "': expected K/N with 1 <= K <= N");
+  return {total * (k - 1) / n, total * k / n};
+}
+
+AuditOptions audit_options(const AuditJobArgs& args) {
+  AuditOptions options;
+  options.targets.clear();
+  for (const auto& t : args.targets.empty() ? std::vector<std::string>{"fp16"} : args.targets) {
+    // "--target fp16 --target float16" names one format twice: the report keys its per-format figures by
+    // name, so config.targets must list each format once.
+    const Format format = parse_target(t);
+    if (std::find(options.targets.begin(), options.targets.end(), format) == options.targets.end())
+      options.targets.push_back(format);
+  }
+  require(args.reference == "fp32" || args.reference == "fp64", "--reference must be fp32 or fp64");
+  options.reference = args.reference == "fp64" ? Format::FP64 : Format::FP32;
+  require(args.accumulation == "fp32" || args.accumulation == "fp16", "--accumulate must be fp32 or fp16");
+  options.accumulation = args.accumulation == "fp16" ? Accumulation::FP16 : Accumulation::FP32;
+  require(args.profile == "generic" || args.profile == "ort-cuda", "--profile must be generic or ort-cuda");
+  options.profile = args.profile == "ort-cuda" ? RuntimeProfile::OrtCuda : RuntimeProfile::Generic;
+  require(args.fp8_scaling == "none" || args.fp8_scaling == "absmax", "--fp8-scaling must be none or absmax");
+  options.fp8_absmax_scaling = args.fp8_scaling == "absmax";
+  for (const auto& spec : args.thresholds) apply_threshold(options.thresholds, spec);
+  options.timing = args.timing;
+  options.threads = resolve_threads(args.threads);
+  return options;
+}
+
+InputOptions sample_options(InputOptions inputs) {
+  if (inputs.files.empty() && inputs.inputs.empty()) inputs.random = true;
+  if (inputs.samples > 1) inputs.random = true;
+  return inputs;
+}
+
+}  // namespace
+
+void add_audit_job_options(CLI::App& app, AuditJobArgs& a) {
+  app.add_option("--target", a.targets, "format to audit: fp16 (default), bf16, fp8e4m3, fp8e5m2, tf32 (repeatable)");
+  app.add_option("--reference", a.reference, "reference precision: fp32 (default) or fp64");
+  app.add_option("--accumulate", a.accumulation, "GEMM/Conv accumulation in the target run: fp32 (default) or fp16");
+  app.add_option("--profile", a.profile, "GPU runtime to emulate: generic (default) or ort-cuda");
+  app.add_option("--fp8-scaling", a.fp8_scaling,
+                 "FP8 targets: none (default) or absmax (per-tensor scales from "
+                 "the reference absmax, as FP8 inference recipes calibrate)");
+  app.add_option("--keep-fp32", a.keep_fp32,
+                 "top-level node computed in FP32 in the target runs, as a mixed-precision "
+                 "deployment would (repeatable; a comma-separated list works too)")
+      ->delimiter(',');
+  add_input_options(app, a.inputs, true);
+  app.add_option("--shard", a.shard, "K/N: audit only the K-th of N slices of the samples (join with `mpaudit merge`)");
+  app.add_option("--threshold", a.thresholds, "KEY=VALUE verdict threshold, e.g. sqnr_warn_db.fp16=35 (repeatable)");
+  app.add_flag(
+      "--timing", a.timing,
+      "record per-node wall time in the report (which then differs between runs); `audit` also prints where its "
+      "time went");
+  add_thread_option(app, a.threads);
+}
+
+// What stays the same across runs: the model, its identity, the options and the samples.
+struct AuditJob::Loaded {
+  Model model;
+  std::string sha256;
+  AuditOptions options;
+  std::unique_ptr<SampleSource> samples;  // reads model.graph, so built after it, in place
+  int64_t first = 0, last = 0;            // the shard's samples
+};
+
+AuditJob::AuditJob(AuditJobArgs args) : args_(std::move(args)), loaded_(std::make_unique<Loaded>()) {
+  // Options first: a typo fails before a large model is read.
+  loaded_->options = audit_options(args_);
+  const std::string bytes = read_file_bytes(args_.model, uint64_t{4} << 30);
+  loaded_->model = load_model_from_bytes(bytes, std::filesystem::path(args_.model).parent_path(), args_.model);
+  loaded_->sha256 = sha256_hex(bytes);
+  loaded_->samples = std::make_unique<SampleSource>(*loaded_->model.graph, sample_options(args_.inputs));
+  std::tie(loaded_->first, loaded_->last) = shard_range(args_.shard, loaded_->samples->count());
+}
+
+AuditJob::~AuditJob() = default;
+
+AuditRun AuditJob::run(const std::vector<std::string>& keep_fp32, const AuditProgress& progress,
+                       const std::atomic<bool>* cancel) const {
+  const Loaded& l = *loaded_;
+  AuditOptions options = l.options;
+  options.keep_fp32 = keep_fp32;
+  Auditor auditor(l.model.graph, options);
+
+  // The report's identity and config, then the auditor's statistics so far.
+  const auto make_report = [&] {
+    report::Report rep;
+    rep.tool_version = MPA_VERSION;
+    rep.model_path = args_.model;
+    rep.model_sha256 = l.sha256;
+    rep.opset = l.model.graph->opset("");
+    report::Config& c = rep.config;
+    c.reference = args_.reference;
+    for (Format f : options.targets) c.targets.emplace_back(format_name(f));
+    c.samples = l.last - l.first;
+    c.total_samples = l.samples->count();
+    c.seed = args_.inputs.seed;
+    c.shard = args_.shard;
+    c.accumulation = args_.accumulation;
+    c.profile = args_.profile;
+    c.fp8_scaling = args_.fp8_scaling;
+    c.inputs = l.samples->describe();
+    c.timing = args_.timing;
+    c.thresholds = options.thresholds;
+    auditor.fill(rep);
+    return rep;
+  };
+  const std::function<report::Report()> snapshot = make_report;
+  const int64_t total = static_cast<int64_t>(auditor.node_count()) * (l.last - l.first);
+  int64_t done = 0;
+  if (progress) progress(done, total, snapshot);
+  const auto on_node = [&](size_t) {
+    if (cancel && cancel->load(std::memory_order_relaxed)) throw AuditCancelled();
+    ++done;
+    if (progress) progress(done, total, snapshot);
+  };
+
+  AuditRun result;
+  const auto start = std::chrono::steady_clock::now();
+  for (int64_t s = l.first; s < l.last; ++s) auditor.observe(l.samples->sample(s), s, on_node);
+  result.total_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  result.time_split = auditor.time_split();
+  result.report = make_report();
+  return result;
+}
+
+}  // namespace mpa::cli

@@ -1,0 +1,66 @@
+// The audit as a job, shared by `mpaudit audit` and `mpaudit view MODEL.onnx` so that both take the same
+// options and give the same report: the options that decide what is audited (targets, inputs, thresholds,
+// runtime emulation, nodes kept in FP32, threads) are registered and parsed once; AuditJob then loads the
+// model and inputs and runs audits, each with a progress callback that can take a partial report and a
+// flag that cancels it.
+#pragma once
+#include <CLI/CLI.hpp>
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "audit/auditor.h"
+#include "io/inputs.h"
+#include "reports/report.h"
+
+namespace mpa::cli {
+
+struct AuditJobArgs {
+  std::string model;
+  std::vector<std::string> targets;  // empty: fp16
+  std::string reference = "fp32", accumulation = "fp32", profile = "generic", fp8_scaling = "none", shard;
+  std::vector<std::string> thresholds;  // KEY=VALUE
+  std::vector<std::string> keep_fp32;   // top-level node names computed in FP32 in the target runs
+  InputOptions inputs;
+  bool timing = false;
+  int threads = 0;
+};
+
+// Every option of AuditJobArgs but the model, which each command names itself.
+void add_audit_job_options(CLI::App& app, AuditJobArgs& args);
+
+// Called at the start and after every node of every sample: node runs done and in all (nodes x samples),
+// and the report so far (valid only during the call; nodes not yet run carry no statistics).
+using AuditProgress = std::function<void(int64_t done, int64_t total, const std::function<report::Report()>& snapshot)>;
+
+// Thrown out of AuditJob::run when its cancel flag is set.
+struct AuditCancelled : std::exception {
+  const char* what() const noexcept override { return "audit cancelled"; }
+};
+
+struct AuditRun {
+  report::Report report;
+  double total_ms = 0;  // the runs over all samples, without loading and the final evaluation
+  Auditor::TimeSplit time_split;
+};
+
+class AuditJob {
+ public:
+  // Loads the model and opens the inputs; fails (mpa::Error) on a bad model, option or input.
+  explicit AuditJob(AuditJobArgs args);
+  ~AuditJob();
+  // One audit over the job's samples with these nodes kept in FP32 (the job's own --keep-fp32 for
+  // `audit`; the what-if set for `view`). Cancelling is checked after every node.
+  AuditRun run(const std::vector<std::string>& keep_fp32, const AuditProgress& progress = {},
+               const std::atomic<bool>* cancel = nullptr) const;
+  const AuditJobArgs& args() const { return args_; }
+
+ private:
+  struct Loaded;
+  AuditJobArgs args_;
+  std::unique_ptr<Loaded> loaded_;
+};
+
+}  // namespace mpa::cli
