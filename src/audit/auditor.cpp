@@ -7,6 +7,7 @@
 
 #include "audit/rounding_commutes.h"
 #include "audit/verdict.h"
+#include "backends/cpu/parallel.h"
 #include "probes/fast_paths.h"
 #include "probes/nvtx_range.h"
 #include "runtime/precision.h"
@@ -491,6 +492,9 @@ struct Auditor::Impl {
 
   void run_sample(const TensorMap& feeds, int64_t sample, const std::function<void(size_t)>& on_node) {
     session.check_feeds(feeds);
+    // Kernels split their work over the process's worker threads, which Session::run sizes; the audit
+    // drives run_node itself.
+    cpu::set_num_threads(options.threads);
     const size_t targets = options.targets.size();
     Stream reference;
     reference.initializers = &reference_initializers;
