@@ -170,6 +170,14 @@ void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alp
   }
   split_gemm(trans_a, trans_b, M, N, K, A, lda, B, ldb, C, ldc,
              [&](int64_t m, int64_t n, const float* a, const float* b, float* c) {
+               // A single row (or column) of C is a matrix-vector product: sgemm would pack the whole matrix
+               // for one pass over it (an LSTM step with batch 1 spent half its time packing), sgemv reads it once.
+               if (m == 1)  // c[1 x n] = a[1 x K] op(B)
+                 return cblas_sgemv(CblasRowMajor, trans_b ? CblasNoTrans : CblasTrans, trans_b ? blas_int(n) : k,
+                                    trans_b ? k : blas_int(n), alpha, b, ib, a, trans_a ? ia : 1, beta, c, 1);
+               if (n == 1)  // c[m x 1] = op(A) b[K x 1]
+                 return cblas_sgemv(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_a ? k : blas_int(m),
+                                    trans_a ? blas_int(m) : k, alpha, a, ia, b, trans_b ? 1 : ib, beta, c, ic);
                cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
                            blas_int(m), blas_int(n), k, alpha, a, ia, b, ib, beta, c, ic);
              });
