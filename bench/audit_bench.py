@@ -55,7 +55,9 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--audits", type=int, default=3)
     parser.add_argument("--only", action="append")
+    run_bench.add_blas_option(parser)
     args = parser.parse_args()
+    run_bench.apply_blas_option(args)
     rows = ["| model | ORT fp32 ms | run fp32 ms | run fp16 ms | fp16/fp32 | audit ms | audit/ORT | probes % |",
             "|---|---|---|---|---|---|---|---|"]
     for model in run_bench.bench_models(args.models):

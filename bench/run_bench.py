@@ -477,6 +477,22 @@ def bench_one(model: BenchModel, args, tmp: Path) -> Row:
     return row
 
 
+def add_blas_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--inherit-blas-coretype", action="store_true",
+                        help="keep an OPENBLAS_CORETYPE set in the environment (default: drop it, so that mpaudit picks "
+                             "the BLAS kernels for this CPU as onnxruntime picks its own)")
+
+
+def apply_blas_option(args: argparse.Namespace) -> None:
+    """Some machines export OPENBLAS_CORETYPE globally (this build VM sets Haswell, the AVX2 kernels, on an
+    AVX-512 CPU); mpaudit respects it as a user's choice, so the bench drops it unless told to keep it."""
+    inherited = os.environ.get("OPENBLAS_CORETYPE")
+    if inherited is not None and not args.inherit_blas_coretype:
+        del os.environ["OPENBLAS_CORETYPE"]
+        print(f"note: OPENBLAS_CORETYPE={inherited} from the environment dropped for mpaudit "
+              "(--inherit-blas-coretype keeps it)", file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--mpaudit", type=Path, required=True, help="path to the mpaudit binary")
@@ -492,7 +508,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=600, help="seconds allowed per process (default 600)")
     parser.add_argument("--markdown", type=Path, help="also write the table to this file")
     parser.add_argument("--keep-temp", action="store_true", help="keep the inputs and outputs folder")
+    add_blas_option(parser)
     args = parser.parse_args(argv)
+    apply_blas_option(args)
 
     if args.runs < 1 or args.rounds < 1:
         parser.error("--runs and --rounds must be at least 1")

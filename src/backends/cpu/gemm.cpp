@@ -230,11 +230,14 @@ MPA_GEMM_BATCHED(uint64_t)
 
 std::optional<std::string> blas_kernels_to_force() {
   if (std::getenv("OPENBLAS_CORETYPE")) return std::nullopt;
-  static const std::set<std::string> vector_kernels = {"haswell", "zen", "skylakex", "cooperlake", "sapphirerapids"};
-  if (vector_kernels.count(openblas_get_corename())) return std::nullopt;
+  static const std::set<std::string> avx512_kernels = {"skylakex", "cooperlake", "sapphirerapids"};
+  static const std::set<std::string> avx2_kernels = {"haswell", "zen"};
+  const std::string chosen = openblas_get_corename();
+  if (avx512_kernels.count(chosen)) return std::nullopt;
   if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
       __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512cd"))
     return "SkylakeX";
+  if (avx2_kernels.count(chosen)) return std::nullopt;
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "Haswell";
   return std::nullopt;
 }
