@@ -17,8 +17,9 @@ For every model
    the relative error large, are judged on absolute error at 1% of the output's scale; whether the argmax
    along the last axis is the same in every row (outputs of rank 2-3: class scores, per-step logits; a row
    whose top values tie within the target has no label to flip); and,
-   as the yardstick, the same max rel diff between onnxruntime's two runs (what reordering float32 sums
-   alone does on that model);
+   as yardsticks, the same max rel diff between onnxruntime's two runs (what reordering float32 sums
+   alone does on that model) and, for mpaudit and for onnxruntime without optimisations, the max rel diff
+   from the model evaluated in float64 (`mpaudit run --precision fp64`, same inputs): float32's own error;
 5. `mpaudit audit MODEL` (fp16, the same input tensors) must run without error: the last column says how
    many nodes the report holds (those inside If/Loop/Scan subgraphs too), how many ran, the verdicts and
    the audit's wall time.
@@ -226,6 +227,8 @@ class Row:
     abs_opt: float = math.nan
     rel_opt: float = math.nan
     rel_ort_self: float = math.nan
+    rel_fp64_ours: float = math.nan
+    rel_fp64_ort: float = math.nan
     argmax: str = "-"
     verdict: str = ""
     note: str = ""
@@ -288,6 +291,16 @@ def run_case(case: Case, mpaudit: Path, threads: int, tmp: Path) -> list[Row]:
         unsupported = "not supported" in message or "unsupported" in message
         return [Row(case.model, verdict="not run" if unsupported else "ERROR", note=message)]
 
+    # The same model evaluated in float64 on the same inputs: how far float32 itself is from the exact
+    # result, for us and for onnxruntime (a yardstick where the two float32 runtimes disagree).
+    fp64 = [str(mpaudit), "run", str(case.model), "--threads", str(threads), "--precision", "fp64",
+            "--save-outputs", str(work / "out64")]
+    for name, value in case.inputs:
+        fp64 += ["--input", f"{name}={work / value[1:] if value.startswith('@') else value}"]
+    for spec in case.preprocess:
+        fp64 += ["--preprocess", spec]
+    have_fp64 = subprocess.run(fp64, capture_output=True, text=True).returncode == 0
+
     session_inputs = None
     results: dict[str, dict[str, np.ndarray]] = {}
     for label, level in (("noopt", ort.GraphOptimizationLevel.ORT_DISABLE_ALL),
@@ -310,6 +323,9 @@ def run_case(case: Case, mpaudit: Path, threads: int, tmp: Path) -> list[Row]:
         row.abs_opt, row.rel_opt = compare(ours, results["opt"][name])
         row.rel_ort_self = compare(results["opt"][name], ref)[1]
         row.argmax = argmax_check(ours, ref)
+        if have_fp64 and ref.dtype.kind == "f":
+            exact = np.load(work / "out64" / file_name(name))
+            row.rel_fp64_ours, row.rel_fp64_ort = compare(ours, exact)[1], compare(ref, exact)[1]
         if ours.shape != ref.shape:
             row.note = f"shape {ours.shape} vs onnxruntime {ref.shape}"
         # The unoptimized graph runs the same ops as mpaudit: the target holds there. The optimized graph fuses
@@ -373,8 +389,9 @@ def main() -> int:
 
     tmp = Path(tempfile.mkdtemp(prefix="mpaudit-parity-"))
     lines = ["| model | input | output | shape | max abs (ORT no opt) | max rel (no opt) | max abs (ORT opt) | "
-             "max rel (opt) | ORT opt vs no opt, max rel | argmax same | verdict | `mpaudit audit` (fp16) |",
-             "|---|---|---|---|---:|---:|---:|---:|---:|---|---|---|"]
+             "max rel (opt) | ORT opt vs no opt, max rel | vs float64, max rel: mpaudit / ORT no opt | argmax same | "
+             "verdict | `mpaudit audit` (fp16) |",
+             "|---|---|---|---|---:|---:|---:|---:|---:|---:|---|---|---|"]
     failed = 0
     start = time.perf_counter()
     print("\n".join(lines), flush=True)
@@ -386,7 +403,7 @@ def main() -> int:
                 verdict = row.verdict + (f": {row.note}" if row.note else "")
                 lines.append(f"| {case.name} | {case.input_note} | {row.output or '-'} | {row.shape or '-'} | "
                              f"{fmt(row.abs_noopt)} | {fmt(row.rel_noopt)} | {fmt(row.abs_opt)} | {fmt(row.rel_opt)} | "
-                             f"{fmt(row.rel_ort_self)} | "
+                             f"{fmt(row.rel_ort_self)} | {fmt(row.rel_fp64_ours)} / {fmt(row.rel_fp64_ort)} | "
                              f"{row.argmax} | {verdict} | {row.audit} |")
                 print(lines[-1], flush=True)
     finally:
