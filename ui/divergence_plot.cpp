@@ -157,7 +157,7 @@ void DivergencePlotPanel::Draw(const ReportModel& model, DashboardSelection& sel
   std::vector<int> worst(static_cast<size_t>(columns), -1);  // a verdict's value; -1: no warn or unsafe node
   for (int i = 0; i < model.node_count(); ++i) {
     const NodeFigures& f = view.nodes[static_cast<size_t>(i)];
-    if (f.pending || f.verdict == report::Verdict::Safe) continue;
+    if (f.unmeasured() || f.verdict == report::Verdict::Safe) continue;
     const float centre = frame.x_of(i) - frame.min.x;
     const int left = std::clamp(static_cast<int>(std::floor(centre - half_column)), 0, columns);
     const int right = std::clamp(static_cast<int>(std::ceil(centre + half_column)), 0, columns);

@@ -495,7 +495,7 @@ std::vector<MetricBin> metric_bins(GraphMetric metric, const report::Thresholds&
       return {{"unsafe", BinTone::Unsafe},
               {"warn", BinTone::Warn},
               {"safe", BinTone::Safe},
-              {"pending", BinTone::NotMeasured}};
+              {"pending or not run", BinTone::NotMeasured}};
     case GraphMetric::IsolatedSqnr:
     case GraphMetric::PropagatedSqnr: {
       const std::string unsafe = number_text(threshold_for(thresholds.sqnr_unsafe_db, target));
@@ -529,7 +529,7 @@ std::vector<MetricBin> metric_bins(GraphMetric metric, const report::Thresholds&
 int metric_bin(GraphMetric metric, const NodeFigures& f, const report::Thresholds& thresholds, const std::string& target) {
   switch (metric) {
     case GraphMetric::Verdict:
-      if (f.pending) return 3;
+      if (f.unmeasured()) return 3;
       return f.verdict == report::Verdict::Unsafe ? 0 : f.verdict == report::Verdict::Warn ? 1 : 2;
     case GraphMetric::IsolatedSqnr:
     case GraphMetric::PropagatedSqnr: {
@@ -578,7 +578,7 @@ ScopeOverlay scope_overlay(const ScopeTree& tree, const ReportModel& model, cons
       overlay.scope_bin[s] = std::min(overlay.scope_bin[s], overlay.node_bin[static_cast<size_t>(node)]);
       const NodeFigures& figures = view.nodes[static_cast<size_t>(node)];
       VerdictCounts& counts = overlay.scope_verdicts[s];
-      if (figures.pending) {
+      if (figures.unmeasured()) {
         ++counts.pending;
         continue;
       }
@@ -621,7 +621,7 @@ std::string hex_color(Rgb rgb) {
 
 double metric_value(GraphMetric metric, const NodeFigures& f) {
   switch (metric) {
-    case GraphMetric::Verdict: return f.pending ? NAN : static_cast<double>(f.verdict);
+    case GraphMetric::Verdict: return f.unmeasured() ? NAN : static_cast<double>(f.verdict);
     case GraphMetric::IsolatedSqnr: return f.isolated_sqnr_db;
     case GraphMetric::PropagatedSqnr: return f.propagated_sqnr_db;
     case GraphMetric::Headroom: return f.headroom_bits;

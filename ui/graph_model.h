@@ -162,7 +162,7 @@ int metric_bin(GraphMetric metric, const NodeFigures& figures, const report::Thr
 
 // Per-target overlay of a whole tree: each node's bin, each scope's worst bin and verdict counts.
 struct VerdictCounts {
-  int unsafe = 0, warn = 0, safe = 0, pending = 0;  // pending: not run yet by a running audit
+  int unsafe = 0, warn = 0, safe = 0, pending = 0;  // pending: not run yet by a running audit, or not run at all
 };
 struct ScopeOverlay {
   std::vector<MetricBin> bins;

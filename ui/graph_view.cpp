@@ -208,7 +208,7 @@ void draw_arrow_head(ImDrawList* draw, ImVec2 from, ImVec2 to, float size, ImU32
 // The node's figure for the colour metric, as text.
 std::string metric_text(GraphMetric metric, const NodeFigures& f) {
   switch (metric) {
-    case GraphMetric::Verdict: return f.pending ? "pending" : report::verdict_name(f.verdict);
+    case GraphMetric::Verdict: return f.pending ? "pending" : f.not_run ? "not run" : report::verdict_name(f.verdict);
     case GraphMetric::IsolatedSqnr:
       return f.isolated_nonfinite && std::isnan(f.isolated_sqnr_db) ? "NaN/Inf" : format_sqnr(f.isolated_sqnr_db) + " dB";
     case GraphMetric::PropagatedSqnr:

@@ -68,6 +68,11 @@ void HeaderPanel::Draw(const ReportModel& model, DashboardSelection& selection, 
     ImGui::SameLine();
     ImGui::TextDisabled("%d pending", view.pending_count);
   }
+  if (view.not_run_count > 0) {
+    ImGui::SameLine();
+    ImGui::TextDisabled("%d not run", view.not_run_count);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("inside If/Loop/Scan branches that no audited sample took");
+  }
   ImGui::SameLine();
   ImGui::TextDisabled("| %lld sample%s%s, reference %s, accumulate %s, profile %s",
                       static_cast<long long>(r.config.samples), r.config.samples == 1 ? "" : "s",

@@ -135,7 +135,7 @@ void HistogramsPanel::Draw(const ReportModel& model, DashboardSelection& selecti
     const NodeFigures& figures = view.nodes[static_cast<size_t>(node)];
     const std::string label = std::to_string(node) + " " + model.node(node).name;
     const ImVec4 clip(origin.x, y, map_x - 4, y + row_height);
-    const ImU32 label_color = figures.pending ? ImGui::GetColorU32(ImGuiCol_TextDisabled)
+    const ImU32 label_color = figures.unmeasured() ? ImGui::GetColorU32(ImGuiCol_TextDisabled)
                               : figures.verdict == report::Verdict::Safe
                                   ? IM_COL32(200, 200, 200, 255)
                                   : ImGui::GetColorU32(verdict_color(figures.verdict));

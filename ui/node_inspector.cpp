@@ -242,9 +242,10 @@ void NodeInspectorPanel::Draw(const ReportModel& model, DashboardSelection& sele
     ImGui::SameLine();
     node_link(model, selection, model.top_level_of(selection.node));
   }
-  if (figures.pending) {
+  if (figures.unmeasured()) {
     ImGui::SameLine();
-    ImGui::TextDisabled("pending: the audit has not run it yet");
+    ImGui::TextDisabled(figures.pending ? "pending: the audit has not run it yet"
+                                        : "not run: no audited sample took this branch or loop iteration");
     pin_toggle(model, selection, {selection.node}, "", true);
     return ImGui::End();
   }

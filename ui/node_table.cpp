@@ -142,7 +142,7 @@ void NodeTablePanel::Draw(const ReportModel& model, DashboardSelection& selectio
       const NodeFigures& f = view.nodes[static_cast<size_t>(index)];
       ImGui::TableNextRow();
       // A node a running audit has not reached yet: greyed, its figures empty.
-      if (f.pending) ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+      if (f.unmeasured()) ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
       ImGui::TableNextColumn();
       const std::string label = std::to_string(index);
       if (ImGui::Selectable(label.c_str(), index == selection.node, ImGuiSelectableFlags_SpanAllColumns))
@@ -175,7 +175,7 @@ void NodeTablePanel::Draw(const ReportModel& model, DashboardSelection& selectio
       ImGui::TextUnformatted(format_sqnr(f.propagated_sqnr_db).c_str());
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(format_number(f.propagated_cosine, "%.4f").c_str());
-      if (f.pending) ImGui::PopStyleColor();
+      if (f.unmeasured()) ImGui::PopStyleColor();
     }
   }
   ImGui::EndTable();

@@ -216,7 +216,7 @@ void verdicts_by_op(const ReportModel& model, const std::string& target, int row
   std::map<std::string, OpCounts> by_op;
   const TargetView& view = model.target_view(target);
   for (int i = 0; i < model.node_count(); ++i) {
-    if (view.nodes[static_cast<size_t>(i)].pending) continue;
+    if (view.nodes[static_cast<size_t>(i)].unmeasured()) continue;
     OpCounts& c = by_op[model.node(i).op_type];
     c.op = model.node(i).op_type;
     const report::Verdict v = view.nodes[static_cast<size_t>(i)].verdict;

@@ -107,6 +107,11 @@ ReportModel::ReportModel(report::Report report, std::string path, int64_t node_r
         ++view.pending_count;
         continue;
       }
+      if (!node(index).scope.empty() && node(index).executions == 0) {
+        f.not_run = true;
+        ++view.not_run_count;
+        continue;
+      }
       if (f.overflow > 0) note(view.overflow, index);
       if (f.propagated_nonfinite > 0 || f.isolated_nonfinite > 0) note(view.nonfinite, index);
       if (f.verdict == report::Verdict::Unsafe) note(view.unsafe, index);

@@ -1,7 +1,8 @@
 // What the dashboard shows, derived once from a report: the report itself, per-node figures for each
 // target format (the worst over a node's float outputs, as the table, plot and alerts show them), and the
 // producer/consumer links between nodes. A model can also hold a running audit's partial report: nodes the
-// audit has not run yet are pending, shown greyed and counted apart, never as safe. Panels read it through a
+// audit has not run yet are pending, shown greyed and counted apart, never as safe; so are nodes of subgraph
+// branches that no audited sample took (not run). Panels read it through a
 // const reference; what the user picks (target format, selected node) lives in DashboardSelection, which
 // panels may change.
 #pragma once
@@ -20,6 +21,9 @@ namespace mpa::ui {
 struct NodeFigures {
   report::Verdict verdict = report::Verdict::Safe;
   bool pending = false;               // not run yet by a running audit (its verdict means nothing yet)
+  bool not_run = false;               // in a subgraph branch or loop that no audited sample ran (executions 0)
+  // No figures to show: greyed, counted apart and left out of colours, never shown as safe.
+  bool unmeasured() const { return pending || not_run; }
   bool kept_fp32 = false;             // computed in FP32 in this target's runs
   double absmax = 0;                  // reference, largest over outputs
   double headroom_bits = NAN;         // smallest over outputs (negative: overflow)
@@ -43,7 +47,7 @@ struct TargetView {
   std::vector<NodeFigures> nodes;  // by node index
   Alert overflow, nonfinite, unsafe;
   int first_error_jump = -1;
-  int unsafe_count = 0, warn_count = 0, safe_count = 0, pending_count = 0;
+  int unsafe_count = 0, warn_count = 0, safe_count = 0, pending_count = 0, not_run_count = 0;
 };
 
 class ReportModel {

@@ -13,7 +13,7 @@ double node_column_value(const ReportModel& model, const std::string& target, in
   const NodeFigures& f = model.target_view(target).nodes[static_cast<size_t>(node)];
   switch (column) {
     case NodeColumn::Index: return node;
-    case NodeColumn::Verdict: return f.pending ? NAN : static_cast<double>(f.verdict);
+    case NodeColumn::Verdict: return f.unmeasured() ? NAN : static_cast<double>(f.verdict);
     case NodeColumn::Health: {
       // Sorts the nodes with the most broken values (NaN, Inf, overflow) together.
       const ValueHealth h = node_health(model.node(node), target);

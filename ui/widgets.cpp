@@ -33,7 +33,7 @@ void gate_badge(const ReportModel& model, bool pass) {
 }
 
 void verdict_badge(const NodeFigures& figures) {
-  if (figures.pending) return ImGui::TextDisabled("pending");
+  if (figures.unmeasured()) return ImGui::TextDisabled(figures.pending ? "pending" : "not run");
   verdict_badge(figures.verdict);
   if (!figures.kept_fp32) return;
   ImGui::SameLine();

@@ -18,6 +18,7 @@ report::NodeStats make_node(std::string name, std::string scope = "") {
   node.name = std::move(name);
   node.scope = std::move(scope);
   node.op_type = "Add";
+  node.executions = 1;
   node.targets[kTarget].verdict = report::Verdict::Unsafe;
   return node;
 }
@@ -62,6 +63,24 @@ TEST(LiveReportModelTest, NodesNotRunYetArePendingAndNotCounted) {
             BinTone::NotMeasured);
   // Once every top-level node has run (a later sample), nothing is pending.
   EXPECT_EQ(ReportModel(make_report(), "m.onnx", 4).target_view(kTarget).pending_count, 0);
+}
+
+// A branch that no audited sample took has no figures: its nodes are "not run", never counted as safe.
+TEST(LiveReportModelTest, NodesOfBranchesNoSampleTookAreNotRun) {
+  report::Report r = make_report();
+  r.nodes[1].executions = 0;
+  r.nodes[1].targets[kTarget].verdict = report::Verdict::Safe;  // the skeleton's verdict of a node without figures
+  const ReportModel model(std::move(r), "m.onnx");
+  const TargetView& view = model.target_view(kTarget);
+  EXPECT_TRUE(view.nodes[1].not_run);
+  EXPECT_FALSE(view.nodes[1].pending);
+  EXPECT_EQ(view.not_run_count, 1);
+  EXPECT_EQ(view.safe_count, 0);
+  EXPECT_EQ(view.unsafe_count, 3);
+  const report::Thresholds thresholds;
+  const std::vector<MetricBin> bins = metric_bins(GraphMetric::Verdict, thresholds, kTarget);
+  EXPECT_EQ(bins[static_cast<size_t>(metric_bin(GraphMetric::Verdict, view.nodes[1], thresholds, kTarget))].tone,
+            BinTone::NotMeasured);
 }
 
 TEST(LiveReportModelTest, SnapshotsOfOneGraphShareTheStructureHash) {
