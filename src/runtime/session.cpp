@@ -129,14 +129,41 @@ Session::Session(std::shared_ptr<const Graph> graph, SessionOptions options)
   release_after_.resize(graph_->nodes.size());
   for (const auto& [value, index] : last_reader)
     if (!keep.count(value) && !graph_->initializers.count(value)) release_after_[index].push_back(value);
+
+  auto slot_for = [&](const std::string& name) {
+    return slot_of_.emplace(name, static_cast<int>(slot_of_.size())).first->second;
+  };
+  for (const ValueInfo& in : graph_->inputs) {
+    slot_for(in.name);
+    feedable_.insert(in.name);
+  }
+  for (const auto& [name, t] : graph_->initializers) {
+    slot_for(name);
+    feedable_.insert(name);
+  }
+  for (const Node& node : graph_->nodes)
+    for (const auto& out : node.outputs)
+      if (!out.empty()) slot_for(out);
+  node_slots_.resize(graph_->nodes.size());
+  for (size_t i = 0; i < graph_->nodes.size(); ++i) {
+    const Node& node = graph_->nodes[i];
+    NodeSlots& ns = node_slots_[i];
+    for (const auto& in : node.inputs) {
+      auto slot = slot_of_.find(in);
+      ns.inputs.push_back(in.empty() || slot == slot_of_.end() ? -1 : slot->second);
+      auto init = graph_->initializers.find(in);
+      ns.initializers.push_back(in.empty() || init == graph_->initializers.end() ? nullptr : &init->second);
+    }
+    for (const auto& out : node.outputs) ns.outputs.push_back(out.empty() ? -1 : slot_of_.at(out));
+    for (const auto& name : release_after_[i])
+      if (auto slot = slot_of_.find(name); slot != slot_of_.end()) ns.release.push_back(slot->second);
+  }
 }
 
 Session::~Session() = default;
 
 void Session::check_feeds(const TensorMap& feeds) const {
-  std::set<std::string> known;
   for (const ValueInfo& in : graph_->inputs) {
-    known.insert(in.name);
     auto it = feeds.find(in.name);
     if (!(it != feeds.end())) fail("graph input '" + in.name + "' was not given a value");
     const Tensor& t = it->second;
@@ -147,7 +174,7 @@ void Session::check_feeds(const TensorMap& feeds) const {
       fail("input '" + in.name + "' expects shape " + declared_shape(in) + ", got " + shape_str(t.shape()));
   }
   for (const auto& [name, tensor] : feeds)
-    if (!(known.count(name) || graph_->initializers.count(name))) fail("'" + name + "' is not an input of the model");
+    if (!(feedable_.count(name))) fail("'" + name + "' is not an input of the model");
 }
 
 std::vector<Tensor> Session::run_node(size_t index, std::vector<const Tensor*> inputs, const ExecConfig& config,
@@ -177,67 +204,79 @@ TensorMap Session::run(const TensorMap& feeds, const NodeHook& hook, RunStats* s
   cpu::set_num_threads(options_.threads);
   // Values live in their producer's storage format (feeds and initializers in their own); a node whose
   // format differs reads a converted copy, made once per value and format.
-  std::unordered_map<std::string, Tensor> values(feeds.begin(), feeds.end());
-  std::unordered_map<std::string, Format> value_format;
-  std::map<std::pair<std::string, Format>, Tensor> converted;
-  auto lookup = [&](const std::string& name, Format storage) -> const Tensor* {
-    auto it = values.find(name);
-    if (it == values.end()) {
-      auto init = graph_->initializers.find(name);
-      if (init == graph_->initializers.end()) return outer ? (*outer)(name) : nullptr;
-      return storage == Format::FP32 ? &init->second : &initializers_by_format_.at(storage).at(name);
-    }
-    auto produced_in = value_format.find(name);
-    const Format have = produced_in == value_format.end() ? Format::FP32 : produced_in->second;
+  std::vector<Tensor> values(slot_of_.size());
+  std::vector<Format> value_format(slot_of_.size(), Format::FP32);
+  std::map<std::pair<int, Format>, Tensor> converted;
+  for (const auto& [name, t] : feeds) values[size_t(slot_of_.at(name))] = t;
+  auto read_slot = [&](int slot, Format storage) -> const Tensor* {
+    const Format have = value_format[size_t(slot)];
     // An FP32 consumer reads narrower values exactly as they are; anything else needs them on its own grid.
-    if (have == storage || (storage == Format::FP32 && have != Format::FP64)) return &it->second;
-    auto key = std::make_pair(name, storage);
+    if (have == storage || (storage == Format::FP32 && have != Format::FP64)) return &values[size_t(slot)];
+    auto key = std::make_pair(slot, storage);
     auto c = converted.find(key);
-    if (c == converted.end()) c = converted.emplace(key, convert_to(it->second, storage)).first;
+    if (c == converted.end()) c = converted.emplace(key, convert_to(values[size_t(slot)], storage)).first;
     return &c->second;
+  };
+  auto lookup = [&](const std::string& name, Format storage) -> const Tensor* {
+    auto slot = slot_of_.find(name);
+    if (slot != slot_of_.end() && values[size_t(slot->second)].defined()) return read_slot(slot->second, storage);
+    auto init = graph_->initializers.find(name);
+    if (init == graph_->initializers.end()) return outer ? (*outer)(name) : nullptr;
+    return storage == Format::FP32 ? &init->second : &initializers_by_format_.at(storage).at(name);
   };
   for (size_t i = 0; i < graph_->nodes.size(); ++i) {
     const Node& node = graph_->nodes[i];
+    const NodeSlots& slots = node_slots_[i];
     const ExecConfig& config = node_configs_[i];
     std::vector<const Tensor*> inputs;
     inputs.reserve(node.inputs.size());
-    for (const auto& name : node.inputs) {
-      const Tensor* t = name.empty() ? nullptr : lookup(name, config.storage);
+    for (size_t k = 0; k < node.inputs.size(); ++k) {
+      const std::string& name = node.inputs[k];
+      const int slot = slots.inputs[k];
+      const Tensor* t = name.empty()                                              ? nullptr
+                        : slot >= 0 && values[size_t(slot)].defined()             ? read_slot(slot, config.storage)
+                        : slots.initializers[k] && config.storage == Format::FP32 ? slots.initializers[k]
+                                                                                  : lookup(name, config.storage);
       if (!name.empty() && !t) fail(node.label() + ": input '" + name + "' has no value");
       inputs.push_back(t);
     }
     std::vector<Tensor> results;
-    const ScopeLookup scope = [&](const std::string& name) { return lookup(name, config.storage); };
-    // The observer re-reads the inputs after the node ran; they stay alive until release_after_ below.
+    ScopeLookup scope;  // for nodes with subgraphs and for the observer; empty (no allocation) otherwise
+    if (!node.implicit_inputs.empty() || observer)
+      scope = [&](const std::string& name) { return lookup(name, config.storage); };
+    // The observer re-reads the inputs after the node ran; they stay alive until the release below.
     const std::vector<const Tensor*> observed_inputs = observer ? inputs : std::vector<const Tensor*>{};
-    if (node.implicit_inputs.empty())
-      results = run_node(i, std::move(inputs), config, nullptr, observer);
-    else
-      results = run_node(i, std::move(inputs), config, &scope, observer);
+    results = run_node(i, std::move(inputs), config, node.implicit_inputs.empty() ? nullptr : &scope, observer);
     if (config.storage != Format::FP32) store_in(results, config.storage);
     std::vector<const Tensor*> produced(node.outputs.size(), nullptr);
     for (size_t k = 0; k < node.outputs.size(); ++k)
-      if (!node.outputs[k].empty()) {
-        produced[k] = &(values[node.outputs[k]] = std::move(results[k]));
-        value_format[node.outputs[k]] = config.storage;
+      if (const int slot = slots.outputs[k]; slot >= 0) {
+        for (Format f : kAllFormats) converted.erase({slot, f});
+        values[size_t(slot)] = std::move(results[k]);
+        value_format[size_t(slot)] = config.storage;
+        produced[k] = &values[size_t(slot)];
       }
     if (hook) hook(node, i, produced);
     if (observer) observer->node_done(*this, i, observed_inputs, produced, config, scope);
     if (stats) {
-      size_t bytes = 0;
-      for (const auto& [name, t] : values) bytes += t.nbytes();
-      stats->peak_live_values = std::max(stats->peak_live_values, values.size());
+      size_t live = 0, bytes = 0;
+      for (const Tensor& t : values) {
+        live += t.defined();
+        bytes += t.defined() ? t.nbytes() : 0;
+      }
+      stats->peak_live_values = std::max(stats->peak_live_values, live);
       stats->peak_live_bytes = std::max(stats->peak_live_bytes, bytes);
     }
-    for (const auto& name : release_after_[i]) {
-      values.erase(name);
-      for (Format f : kAllFormats) converted.erase({name, f});
+    for (const int slot : slots.release) {
+      values[size_t(slot)] = Tensor();
+      for (Format f : kAllFormats) converted.erase({slot, f});
     }
   }
   TensorMap outputs;
   for (const auto& out : graph_->outputs) {
-    auto produced_in = value_format.find(out.name);
-    const Tensor* t = lookup(out.name, produced_in == value_format.end() ? Format::FP32 : produced_in->second);
+    auto slot = slot_of_.find(out.name);
+    const bool produced = slot != slot_of_.end() && values[size_t(slot->second)].defined();
+    const Tensor* t = produced ? &values[size_t(slot->second)] : lookup(out.name, Format::FP32);
     if (!(t != nullptr)) fail("graph output '" + out.name + "' has no value");
     outputs.emplace(out.name, *t);
   }
