@@ -48,6 +48,8 @@ using ValueMap = std::unordered_map<std::string, Tensor>;
 struct Stream {
   ValueMap values;
   const std::map<std::string, Tensor>* initializers = nullptr;
+  // The model's own (fp32) initializers, which nodes kept in fp32 read; nullptr: `initializers` serve all.
+  const std::map<std::string, Tensor>* fp32_initializers = nullptr;
   // Outputs of nodes kept in fp32 (wide), and their copies in the target format for consumers computing
   // in it: the Cast a mixed-precision model has at that boundary.
   std::unordered_set<std::string> wide;
@@ -58,8 +60,9 @@ struct Stream {
   const Tensor* find(const std::string& name, bool in_target_format = true) {
     auto it = values.find(name);
     if (it == values.end()) {
-      auto init = initializers->find(name);
-      return init == initializers->end() ? nullptr : &init->second;
+      const auto* source = !in_target_format && fp32_initializers ? fp32_initializers : initializers;
+      auto init = source->find(name);
+      return init == source->end() ? nullptr : &init->second;
     }
     if (!in_target_format || !wide.count(name)) return &it->second;
     auto n = narrowed.find(name);
@@ -505,6 +508,7 @@ struct Auditor::Impl {
     std::vector<ValueMap> isolated_inputs(targets);
     for (size_t k = 0; k < targets; ++k) {
       propagated[k].initializers = &target_initializers[k];
+      propagated[k].fp32_initializers = &graph->initializers;
       propagated[k].narrow = [this, k](const Tensor& t) { return in_target_format(k, t); };
       for (const auto& [name, t] : feeds)
         propagated[k].values[name] = tensor_in_format(t, target_configs[k].storage, scale_of(k, t));

@@ -119,7 +119,7 @@ TEST(Golden, KeepingNodesInFp32MovesOverflowsToTheBoundary) {
   EXPECT_LT(after.max_rel_err, 1e-2);
 }
 
-TEST(Golden, AttentionMaskFromMinusOneBillionGivesNaN) {
+ModelBuilder attention_mask_model() {
   ModelBuilder b(17);
   b.input("scores", onnx::TensorProto::FLOAT, {1, 2, 8, 8});
   b.input("mask", onnx::TensorProto::FLOAT, {1, 1, 1, 8});
@@ -130,8 +130,16 @@ TEST(Golden, AttentionMaskFromMinusOneBillionGivesNaN) {
   b.node("Add", {"scores", "bias"}, {"masked"}, "apply_mask");
   b.node("Softmax", {"masked"}, {"probs"}, "softmax");
   b.output("probs");
-  Tensor mask = Tensor::from_vector<float>({1, 1, 1, 1, 1, 0, 0, 0}, {1, 1, 1, 8});
-  const Audited a = audit(b, {{{"scores", normal({1, 2, 8, 8}, 1, 0, 2)}, {"mask", mask}}});
+  return b;
+}
+
+TensorMap attention_mask_inputs() {
+  return {{"scores", normal({1, 2, 8, 8}, 1, 0, 2)},
+          {"mask", Tensor::from_vector<float>({1, 1, 1, 1, 1, 0, 0, 0}, {1, 1, 1, 8})}};
+}
+
+TEST(Golden, AttentionMaskFromMinusOneBillionGivesNaN) {
+  const Audited a = audit(attention_mask_model(), {attention_mask_inputs()});
   // -1e9 becomes -inf in fp16, and the kept positions compute 0 x -inf = NaN.
   EXPECT_TRUE(a.has_reason("mask_bias", "weight_overflow", report::Verdict::Unsafe)) << a.reasons("mask_bias");
   EXPECT_TRUE(a.has_reason("mask_bias", "nonfinite", report::Verdict::Unsafe)) << a.reasons("mask_bias");
@@ -139,6 +147,21 @@ TEST(Golden, AttentionMaskFromMinusOneBillionGivesNaN) {
   EXPECT_EQ(a.fp16().first_unsafe, "mask_bias");
   EXPECT_EQ(a.fp16().first_error_jump, "mask_bias");
   EXPECT_GT(a.node("softmax").tensors[0].targets.at("fp16").propagated.nan, 0);
+}
+
+// A node kept in fp32 reads its weights in fp32 too: -1e9 stays finite, 0 x -1e9 is 0, and the masked
+// positions reach the fp16 Add as -inf (the boundary the verdict names), which Softmax turns into zeros.
+TEST(Golden, AKeptNodeReadsItsWeightsInFp32) {
+  AuditOptions keep_bias;
+  keep_bias.keep_fp32 = {"mask_bias"};
+  const Audited a = audit(attention_mask_model(), {attention_mask_inputs()}, keep_bias);
+  EXPECT_EQ(a.node("mask_bias").tensors[0].targets.at("fp16").propagated.nan, 0);
+  EXPECT_EQ(a.node("mask_bias").tensors[0].targets.at("fp16").propagated.inf, 0);
+  EXPECT_EQ(a.node("softmax").tensors[0].targets.at("fp16").propagated.nan, 0);
+  EXPECT_FALSE(a.has_reason("mask_bias", "weight_overflow", report::Verdict::Unsafe)) << a.reasons("mask_bias");
+  EXPECT_NE(a.reasons("mask_bias").find("where 'apply_mask' reads it in fp16"), std::string::npos)
+      << a.reasons("mask_bias");
+  EXPECT_LT(a.fp16().outputs.at(0).max_abs_err, 1e-2);
 }
 
 TEST(Golden, ExpWithoutMaxSubtractionOverflows) {
