@@ -408,13 +408,21 @@ struct Auditor::Impl {
     }
   }
 
-  // Watches the reference run of a control-flow node: every node its subgraphs run is probed, re-run alone
-  // in each target format, and its outputs kept for the target runs to pair with.
-  class ReferenceWatch : public SubgraphObserver {
+  // Where a subgraph run is: the iteration of each enclosing run, outermost first (InnerRunKey).
+  class RunPath : public SubgraphObserver {
    public:
-    ReferenceWatch(Impl& audit, int64_t sample, bool kept) : audit_(audit), sample_(sample), kept_(kept) {}
     void enter(const Node&, const std::string&, int64_t iteration) override { iterations_.push_back(iteration); }
     void leave() override { iterations_.pop_back(); }
+
+   protected:
+    std::vector<int64_t> iterations_;
+  };
+
+  // Watches the reference run of a control-flow node: every node its subgraphs run is probed, re-run alone
+  // in each target format, and its outputs kept for the target runs to pair with.
+  class ReferenceWatch : public RunPath {
+   public:
+    ReferenceWatch(Impl& audit, int64_t sample, bool kept) : audit_(audit), sample_(sample), kept_(kept) {}
     void node_done(const Session& inner, size_t index, const std::vector<const Tensor*>& inputs,
                    const std::vector<const Tensor*>& outputs, const ExecConfig&, const ScopeLookup& scope) override {
       ScopedSeconds watching(seconds);
@@ -428,16 +436,13 @@ struct Auditor::Impl {
     Impl& audit_;
     int64_t sample_;
     bool kept_;
-    std::vector<int64_t> iterations_;
   };
 
   // Watches a control-flow node's run in target k, pairing each inner run with the reference's.
-  class PropagatedWatch : public SubgraphObserver {
+  class PropagatedWatch : public RunPath {
    public:
     PropagatedWatch(Impl& audit, size_t k, int64_t sample, const InnerCapture& capture)
         : audit_(audit), k_(k), sample_(sample), capture_(capture) {}
-    void enter(const Node&, const std::string&, int64_t iteration) override { iterations_.push_back(iteration); }
-    void leave() override { iterations_.pop_back(); }
     void node_done(const Session& inner, size_t index, const std::vector<const Tensor*>&,
                    const std::vector<const Tensor*>& outputs, const ExecConfig&, const ScopeLookup&) override {
       const Node* node = &inner.graph().nodes[index];
@@ -452,7 +457,6 @@ struct Auditor::Impl {
     size_t k_;
     int64_t sample_;
     const InnerCapture& capture_;
-    std::vector<int64_t> iterations_;
   };
 
   void observe_inner_reference(const Session& inner, size_t index, const std::vector<const Tensor*>& inputs,
@@ -485,11 +489,13 @@ struct Auditor::Impl {
       };
       observe_isolated(stats, inner, index, k, isolated_run(node, k, has_float, kept), value, ref_out, stored, sample);
     }
-    if (capture.bytes >= InnerCapture::kBudgetBytes) return;
+    // Only measured (floating) outputs are compared with the target run: the others are not kept.
+    if (capture.bytes >= InnerCapture::kBudgetBytes || !has_float) return;
     std::vector<Tensor>& kept_outputs = capture.runs[std::move(key)];
-    for (const Tensor* t : ref_out) {
-      kept_outputs.push_back(t ? *t : Tensor());
-      capture.bytes += t ? t->nbytes() : 0;
+    for (size_t o = 0; o < ref_out.size(); ++o) {
+      const bool measured = ref_out[o] && stats.tensors[o].measured;
+      kept_outputs.push_back(measured ? *ref_out[o] : Tensor());
+      capture.bytes += measured ? ref_out[o]->nbytes() : 0;
     }
   }
 
