@@ -1,0 +1,97 @@
+// The probes' vector kernels (probes/fast_paths.h) against their per-element definitions (`Chunk::add`):
+// counts, extremes and histograms must be identical, sums equal up to reassociation. The data covers
+// what changes the kernels' paths: zeros (half of a ReLU output), float subnormals, spreads wider than
+// the histogram's 16-field vector window, lengths that are not a multiple of the 64-value step.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "probes/fast_paths.h"
+
+using namespace mpa;
+using namespace mpa::probes;
+
+namespace {
+
+struct Case {
+  const char* name;
+  std::vector<float> values;
+};
+
+std::vector<Case> cases() {
+  std::mt19937 rng(7);
+  std::normal_distribution<float> normal;
+  std::uniform_real_distribution<float> unit(0.f, 1.f);
+  auto make = [&](int64_t n, auto&& value) {
+    std::vector<float> v(static_cast<size_t>(n));
+    for (auto& x : v) x = value();
+    return v;
+  };
+  return {
+      {"normal", make(16384, [&] { return normal(rng); })},
+      {"relu", make(16381, [&] { return std::max(0.f, normal(rng)); })},
+      // log-uniform magnitudes over 2^-149 (float subnormals) .. 2^100, both signs
+      {"wide", make(9999, [&] { return (unit(rng) < 0.5f ? -1.f : 1.f) * std::exp2(-149.f + 249.f * unit(rng)); })},
+      {"subnormal", make(4097, [&] { return std::ldexp(normal(rng), -135); })},
+      {"zeros", make(200, [] { return 0.f; })},
+      {"short", make(37, [&] { return 1e4f * normal(rng); })},
+  };
+}
+
+}  // namespace
+
+TEST(ProbeFastPaths, HistogramEqualsPerValueBins) {
+  for (const Case& c : cases()) {
+    ExpHistogram::Chunk fast_hist, general;
+    fast::histogram(c.values.data(), static_cast<int64_t>(c.values.size()), fast_hist);
+    for (float v : c.values) general.add(v);
+    EXPECT_EQ(fast_hist.counts, general.counts) << c.name;
+  }
+}
+
+TEST(ProbeFastPaths, RangeAndFormatFitEqualPerValueFigures) {
+  const FormatFit::Bounds fp16(Format::FP16);
+  for (const Case& c : cases()) {
+    const int64_t n = static_cast<int64_t>(c.values.size());
+    RangeProbe::Chunk fast_range, range;
+    FormatFit::Chunk fast_fit, fit;
+    fast::range(c.values.data(), n, fast_range);
+    fast::format_fit(c.values.data(), n, fp16, fast_fit);
+    for (float v : c.values) range.add(v), fit.add(v, fp16);
+    EXPECT_EQ(fast_range.count, range.count) << c.name;
+    EXPECT_EQ(fast_range.zeros, range.zeros) << c.name;
+    EXPECT_EQ(fast_range.min, range.min) << c.name;
+    EXPECT_EQ(fast_range.max, range.max) << c.name;
+    EXPECT_NEAR(fast_range.sum, range.sum, 1e-12 * range.sum_sq + 1e-300) << c.name;
+    EXPECT_NEAR(fast_range.sum_sq, range.sum_sq, 1e-12 * range.sum_sq) << c.name;
+    EXPECT_EQ(fast_fit.overflow, fit.overflow) << c.name;
+    EXPECT_EQ(fast_fit.flush_to_zero, fit.flush_to_zero) << c.name;
+    EXPECT_EQ(fast_fit.subnormal, fit.subnormal) << c.name;
+    EXPECT_EQ(fast_fit.nonzero, fit.nonzero) << c.name;
+  }
+}
+
+TEST(ProbeFastPaths, DivergenceEqualsPerValueFigures) {
+  const Divergence::Params params(Format::FP16, Tolerances{});
+  std::mt19937 rng(11);
+  std::normal_distribution<float> noise;
+  for (const Case& c : cases()) {
+    const int64_t n = static_cast<int64_t>(c.values.size());
+    std::vector<float> target(c.values);
+    for (float& t : target) t *= 1 + 1e-3f * noise(rng);
+    Divergence::Chunk fast_div, div;
+    fast::divergence(c.values.data(), target.data(), n, params, fast_div);
+    for (int64_t i = 0; i < n; ++i) div.add(c.values[size_t(i)], target[size_t(i)], params);
+    EXPECT_EQ(fast_div.compared, div.compared) << c.name;
+    EXPECT_EQ(fast_div.mismatches, div.mismatches) << c.name;
+    EXPECT_EQ(fast_div.max_abs, div.max_abs) << c.name;
+    EXPECT_EQ(fast_div.max_rel, div.max_rel) << c.name;
+    EXPECT_EQ(fast_div.max_ulp, div.max_ulp) << c.name;
+    for (auto [fast_sum, sum] : {std::pair{fast_div.sum_abs, div.sum_abs}, {fast_div.sum_sq_err, div.sum_sq_err},
+                                 {fast_div.sum_ref_sq, div.sum_ref_sq}, {fast_div.sum_tgt_sq, div.sum_tgt_sq},
+                                 {fast_div.sum_ref_tgt, div.sum_ref_tgt}, {fast_div.sum_ulp, div.sum_ulp}})
+      EXPECT_NEAR(fast_sum, sum, 1e-12 * std::fabs(sum)) << c.name;
+  }
+}
