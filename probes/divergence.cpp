@@ -37,41 +37,65 @@ void Divergence::merge(const Divergence& o) {
 
 Divergence Divergence::of(const Tensor& ref, const Tensor& tgt, const Params& params, int64_t sample,
                           ExpHistogram* target_hist) {
-  if (!(ref.numel() == tgt.numel()))
-    fail("reference and target tensors differ in size: " + shape_str(ref.shape()) + " vs " + shape_str(tgt.shape()));
-  Divergence d;
-  visit_float(tgt.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    const T* t = static_cast<const T*>(tgt.raw());
-    chunked<Chunk>(
-        ref.numel(),
-        [&](int64_t begin, int64_t end) {
-          Chunk c;
-          if constexpr (std::is_same_v<T, float>) {
-            if (ref.dtype() == DType::Float32) {
-              fast::divergence(ref.data<float>() + begin, t + begin, end - begin, params, c);
-              if (std::isfinite(c.sum_ref_sq + c.sum_tgt_sq)) {
-                if (target_hist) fast::histogram(t + begin, end - begin, c.target_hist);
-                return c;
-              }
-              c = Chunk{};  // NaN/Inf in the chunk: the general code below
-            }
+  return of_each(ref, {&tgt}, params, sample, {target_hist}).front();
+}
+
+std::vector<Divergence> Divergence::of_each(const Tensor& ref, const std::vector<const Tensor*>& targets,
+                                            const Params& params, int64_t sample,
+                                            const std::vector<ExpHistogram*>& target_hists) {
+  const size_t count = targets.size();
+  for (const Tensor* tgt : targets)
+    if (!(ref.numel() == tgt->numel()))
+      fail("reference and target tensors differ in size: " + shape_str(ref.shape()) + " vs " + shape_str(tgt->shape()));
+  auto hist_of = [&](size_t j) { return j < target_hists.size() ? target_hists[j] : nullptr; };
+  bool all_float32 = ref.dtype() == DType::Float32;
+  for (const Tensor* tgt : targets) all_float32 = all_float32 && tgt->dtype() == DType::Float32;
+  std::vector<const float*> float_targets;
+  if (all_float32)
+    for (const Tensor* tgt : targets) float_targets.push_back(tgt->data<float>());
+  std::vector<Divergence> out(count);
+  using Chunks = std::vector<Chunk>;
+  chunked<Chunks>(
+      ref.numel(),
+      [&](int64_t begin, int64_t end) {
+        Chunks c(count);
+        if (all_float32) {
+          std::vector<const float*> at(count);
+          for (size_t j = 0; j < count; ++j) at[j] = float_targets[j] + begin;
+          fast::divergences(ref.data<float>() + begin, at.data(), static_cast<int>(count), end - begin, params,
+                            c.data());
+          bool finite = true;
+          for (const Chunk& one : c) finite = finite && std::isfinite(one.sum_ref_sq + one.sum_tgt_sq);
+          if (finite) {
+            for (size_t j = 0; j < count; ++j)
+              if (hist_of(j)) fast::histogram(at[j], end - begin, c[j].target_hist);
+            return c;
           }
-          for_each_value(ref, begin, end, [&](double r, int64_t i) {
-            const double x = static_cast<double>(load(t[i]));
-            c.add(r, x, params);
-            if (target_hist) c.target_hist.add(x);
+          c.assign(count, Chunk{});  // NaN/Inf in the chunk: the general code below
+        }
+        for (size_t j = 0; j < count; ++j)
+          visit_float(targets[j]->dtype(), [&](auto tag) {
+            using T = typename decltype(tag)::type;
+            const T* t = static_cast<const T*>(targets[j]->raw());
+            for_each_value(ref, begin, end, [&](double r, int64_t i) {
+              const double x = static_cast<double>(load(t[i]));
+              c[j].add(r, x, params);
+              if (hist_of(j)) c[j].target_hist.add(x);
+            });
           });
-          return c;
-        },
-        [&](const Chunk& c) {
-          d.absorb(c);
-          if (target_hist) target_hist->absorb(c.target_hist);
-        });
-  });
-  d.worst_sample = sample;
-  d.worst_sample_max_abs = d.nonfinite() ? INFINITY : d.max_abs;
-  return d;
+        return c;
+      },
+      [&](const Chunks& c) {
+        for (size_t j = 0; j < count; ++j) {
+          out[j].absorb(c[j]);
+          if (hist_of(j)) hist_of(j)->absorb(c[j].target_hist);
+        }
+      });
+  for (Divergence& d : out) {
+    d.worst_sample = sample;
+    d.worst_sample_max_abs = d.nonfinite() ? INFINITY : d.max_abs;
+  }
+  return out;
 }
 
 double Divergence::cosine() const {

@@ -73,6 +73,11 @@ struct Divergence {
   // When target_hist is given, the target values' exponent histogram is taken in the same pass.
   static Divergence of(const Tensor& ref, const Tensor& tgt, const Params& params, int64_t sample,
                        ExpHistogram* target_hist = nullptr);
+  // The same for several targets of one reference (runs of the same node in different streams), in one
+  // pass over the reference; target_hists[j] (when given and not null) takes targets[j]'s histogram.
+  static std::vector<Divergence> of_each(const Tensor& ref, const std::vector<const Tensor*>& targets,
+                                         const Params& params, int64_t sample,
+                                         const std::vector<ExpHistogram*>& target_hists = {});
 
   double mean_abs_err() const { return compared ? sum_abs.value() / static_cast<double>(compared) : std::nan(""); }
   double rmse() const { return compared ? std::sqrt(sum_sq_err.value() / static_cast<double>(compared)) : std::nan(""); }

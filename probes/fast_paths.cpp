@@ -29,48 +29,83 @@ MPA_VECTOR_LOOP bool all_finite(const float* x, int64_t n) {
   return bad == 0;
 }
 
-MPA_VECTOR_REDUCTION void divergence(const float* r, const float* t, int64_t n, const Divergence::Params& p,
-                                     Divergence::Chunk& c) {
-  // One division per element, not two: the format's spacing at |r| is a power of two, so err/spacing is
-  // err times the spacing's exact reciprocal, built from the exponent bits.
+namespace {
+
+// Divergences of Count targets from one reference: the terms that depend on the reference alone (its
+// magnitude, the relative-error floor, the mismatch tolerance, the format's spacing, its square) are
+// computed once per element for all targets.
+template <int Count>
+__attribute__((always_inline,
+               optimize("associative-math,no-signed-zeros,no-trapping-math,finite-math-only"))) inline void
+divergences_of(const float* r, const float* const* targets, int64_t n, const Divergence::Params& p,
+               Divergence::Chunk* chunks) {
+  // One division per element and target, not two: the format's spacing at |r| is a power of two, so
+  // err/spacing is err times the spacing's exact reciprocal, built from the exponent bits.
   const uint64_t min_normal_bits = __builtin_bit_cast(uint64_t, std::ldexp(1.0, p.min_exponent));
   const double two_m = std::ldexp(1.0, p.mantissa_bits);
-  double max_abs = c.max_abs, max_rel = c.max_rel, max_ulp = c.max_ulp;
-  double sum_abs = 0, sum_sq = 0, sum_rr = 0, sum_tt = 0, sum_rt = 0, sum_ulp = 0;
-  int64_t mismatches = 0;
+  const float* t[Count];
+  double max_abs[Count], max_rel[Count], max_ulp[Count];
+  double sum_abs[Count] = {}, sum_sq[Count] = {}, sum_tt[Count] = {}, sum_rt[Count] = {}, sum_ulp[Count] = {};
+  int64_t mismatches[Count] = {};
+  for (int j = 0; j < Count; ++j) {
+    t[j] = targets[j];
+    max_abs[j] = chunks[j].max_abs;
+    max_rel[j] = chunks[j].max_rel;
+    max_ulp[j] = chunks[j].max_ulp;
+  }
+  double sum_rr = 0;
   for (int64_t i = 0; i < n; ++i) {
-    const double rv = r[i], tv = t[i];
-    const double e = rv > tv ? rv - tv : tv - rv;
+    const double rv = r[i];
     const double a = rv < 0 ? -rv : rv;
-    max_abs = e > max_abs ? e : max_abs;
     const double denom = a > p.rel_floor ? a : p.rel_floor;
-    const double rel = e / denom;
-    max_rel = rel > max_rel ? rel : max_rel;
-    mismatches += e > p.atol + p.rtol * a;
+    const double tolerance = p.atol + p.rtol * a;
     // 2^-E for the binade 2^E of max(|r|, min_normal): exponent field 2046 - (E + 1023).
     const uint64_t binade_bits = __builtin_bit_cast(uint64_t, a) & 0x7FF0000000000000ull;
     const uint64_t spacing_bits = binade_bits > min_normal_bits ? binade_bits : min_normal_bits;
-    const double ulp = e * two_m * __builtin_bit_cast(double, (2046ull << 52) - spacing_bits);
-    max_ulp = ulp > max_ulp ? ulp : max_ulp;
-    sum_abs += e;
-    sum_sq += e * e;
+    const double per_ulp = two_m * __builtin_bit_cast(double, (2046ull << 52) - spacing_bits);
     sum_rr += rv * rv;
-    sum_tt += tv * tv;
-    sum_rt += rv * tv;
-    sum_ulp += ulp;
+#pragma GCC unroll 4
+    for (int j = 0; j < Count; ++j) {
+      const double tv = t[j][i];
+      const double e = rv > tv ? rv - tv : tv - rv;
+      max_abs[j] = e > max_abs[j] ? e : max_abs[j];
+      const double rel = e / denom;
+      max_rel[j] = rel > max_rel[j] ? rel : max_rel[j];
+      mismatches[j] += e > tolerance;
+      const double ulp = e * per_ulp;
+      max_ulp[j] = ulp > max_ulp[j] ? ulp : max_ulp[j];
+      sum_abs[j] += e;
+      sum_sq[j] += e * e;
+      sum_tt[j] += tv * tv;
+      sum_rt[j] += rv * tv;
+      sum_ulp[j] += ulp;
+    }
   }
-  c.compared += n;
-  c.ref_finite += n;
-  c.mismatches += mismatches;
-  c.max_abs = max_abs;
-  c.max_rel = max_rel;
-  c.max_ulp = max_ulp;
-  c.sum_abs += sum_abs;
-  c.sum_sq_err += sum_sq;
-  c.sum_ref_sq += sum_rr;
-  c.sum_tgt_sq += sum_tt;
-  c.sum_ref_tgt += sum_rt;
-  c.sum_ulp += sum_ulp;
+  for (int j = 0; j < Count; ++j) {
+    Divergence::Chunk& c = chunks[j];
+    c.compared += n;
+    c.ref_finite += n;
+    c.mismatches += mismatches[j];
+    c.max_abs = max_abs[j];
+    c.max_rel = max_rel[j];
+    c.max_ulp = max_ulp[j];
+    c.sum_abs += sum_abs[j];
+    c.sum_sq_err += sum_sq[j];
+    c.sum_ref_sq += sum_rr;
+    c.sum_tgt_sq += sum_tt[j];
+    c.sum_ref_tgt += sum_rt[j];
+    c.sum_ulp += sum_ulp[j];
+  }
+}
+
+}  // namespace
+
+MPA_VECTOR_REDUCTION void divergences(const float* r, const float* const* targets, int count, int64_t n,
+                                      const Divergence::Params& p, Divergence::Chunk* chunks) {
+  // Three targets at most per pass keep the accumulators in registers.
+  for (; count >= 3; count -= 3, targets += 3, chunks += 3) divergences_of<3>(r, targets, n, p, chunks);
+  if (count == 2) divergences_of<2>(r, targets, n, p, chunks);
+  if (count == 1) divergences_of<1>(r, targets, n, p, chunks);
 }
 
 MPA_VECTOR_REDUCTION void range(const float* x, int64_t n, RangeProbe::Chunk& c) {

@@ -18,9 +18,10 @@ namespace mpa::probes::fast {
 // True when no element of x[0, n) is NaN or Inf.
 bool all_finite(const float* x, int64_t n);
 
-// Divergence of t from r, accumulated into c; meaningful only when c.sum_ref_sq + c.sum_tgt_sq comes out
-// finite (both inputs finite), which the caller checks.
-void divergence(const float* r, const float* t, int64_t n, const Divergence::Params& p, Divergence::Chunk& c);
+// Divergence of each of `count` targets from r, accumulated into chunks[0, count); meaningful only when
+// every chunk's sum_ref_sq + sum_tgt_sq comes out finite (all inputs finite), which the caller checks.
+void divergences(const float* r, const float* const* targets, int count, int64_t n, const Divergence::Params& p,
+                 Divergence::Chunk* chunks);
 
 // Range statistics of x into c; meaningful only when c.sum_sq comes out finite, which the caller checks.
 void range(const float* x, int64_t n, RangeProbe::Chunk& c);

@@ -326,32 +326,22 @@ struct Auditor::Impl {
 
   // The reference side of one run of a node's outputs: each probed, and stored in every target format.
   struct StoredOutputs {
-    std::vector<double> absmax;                               // per output, this run's (FP8 scales)
-    std::vector<std::vector<Tensor>> tensors;                 // [target][output]: consumers' isolated inputs
-    std::vector<std::vector<probes::Divergence>> divergence;  // [target][output]: of the stored copies
+    std::vector<double> absmax;                // per output, this run's (FP8 scales)
+    std::vector<std::vector<Tensor>> tensors;  // [target][output]: consumers' isolated inputs
   };
-  StoredOutputs observe_reference_outputs(report::NodeStats& stats, const std::vector<const Tensor*>& ref_out,
-                                          int64_t sample) {
+  StoredOutputs observe_reference_outputs(report::NodeStats& stats, const std::vector<const Tensor*>& ref_out) {
     const size_t targets = options.targets.size();
-    StoredOutputs s{
-        std::vector<double>(ref_out.size(), 0.0),
-        std::vector<std::vector<Tensor>>(targets, std::vector<Tensor>(ref_out.size())),
-        std::vector<std::vector<probes::Divergence>>(targets, std::vector<probes::Divergence>(ref_out.size()))};
+    StoredOutputs s{std::vector<double>(ref_out.size(), 0.0),
+                    std::vector<std::vector<Tensor>>(targets, std::vector<Tensor>(ref_out.size()))};
     for (size_t o = 0; o < ref_out.size(); ++o) {
       if (!stats.tensors[o].measured || !ref_out[o]) continue;
       {
         ScopedSeconds probing(time.probes);
         s.absmax[o] = observe_reference(stats.tensors[o], *ref_out[o]);
       }
-      for (size_t k = 0; k < targets; ++k) {
-        {
-          ScopedSeconds converting(time.convert);
-          s.tensors[k][o] = tensor_in_format(*ref_out[o], target_configs[k].storage, scale_for(k, s.absmax[o]));
-        }
-        ScopedSeconds probing(time.probes);
-        s.divergence[k][o] = probes::Divergence::of(*ref_out[o], s.tensors[k][o], divergence_params[k], sample);
-        stats.tensors[o].targets[target_name(k)].stored.merge(s.divergence[k][o]);
-      }
+      ScopedSeconds converting(time.convert);
+      for (size_t k = 0; k < targets; ++k)
+        s.tensors[k][o] = tensor_in_format(*ref_out[o], target_configs[k].storage, scale_for(k, s.absmax[o]));
     }
     return s;
   }
@@ -362,37 +352,56 @@ struct Auditor::Impl {
     return !scaled(k) && rounding_commutes_with(node) ? IsolatedRun::Stored : IsolatedRun::Run;
   }
 
-  // Merges the isolated divergence of one run of node `index` of `node_session` against target k. A Run
-  // feeds the node `value(name)`: its reference inputs stored in the format.
-  void observe_isolated(report::NodeStats& stats, const Session& node_session, size_t index, size_t k, IsolatedRun how,
-                        const ScopeLookup& value, const std::vector<const Tensor*>& ref_out,
-                        const StoredOutputs& stored, int64_t sample) {
+  // The isolated run of node `index` of `node_session` in target k (IsolatedRun::Run): the node fed
+  // `value(name)`, its reference inputs stored in the format, its outputs stored in the format.
+  std::vector<Tensor> run_isolated(const Session& node_session, size_t index, size_t k, const ScopeLookup& value,
+                                   const StoredOutputs& stored) {
     const Node& node = node_session.graph().nodes[index];
+    std::vector<const Tensor*> inputs;
+    for (const auto& name : node.inputs) inputs.push_back(name.empty() ? nullptr : value(name));
     std::vector<Tensor> iso_out;
-    if (how == IsolatedRun::Run) {
-      std::vector<const Tensor*> inputs;
-      for (const auto& name : node.inputs) inputs.push_back(name.empty() ? nullptr : value(name));
-      {
-        ScopedSeconds executing(time.execute);
-        iso_out = node_session.run_node(index, std::move(inputs), target_configs[k],
-                                        node.implicit_inputs.empty() ? nullptr : &value);
-      }
-      ScopedSeconds converting(time.convert);
-      for (size_t o = 0; o < iso_out.size(); ++o)
-        if (iso_out[o].defined())
-          round_tensor_to_format(iso_out[o], target_configs[k].storage, scale_for(k, stored.absmax[o]));
+    {
+      ScopedSeconds executing(time.execute);
+      iso_out = node_session.run_node(index, std::move(inputs), target_configs[k],
+                                      node.implicit_inputs.empty() ? nullptr : &value);
     }
+    ScopedSeconds converting(time.convert);
+    for (size_t o = 0; o < iso_out.size(); ++o)
+      if (iso_out[o].defined())
+        round_tensor_to_format(iso_out[o], target_configs[k].storage, scale_for(k, stored.absmax[o]));
+    return iso_out;
+  }
+
+  // Merges one run's figures against target k into the node's statistics, each output's runs compared
+  // with its reference in one pass: the reference stored in the format, the isolated run (`iso_out`, when
+  // `how` is Run), the propagated run (`prop_out`, empty for a run whose propagated twin comes later).
+  void measure_target_runs(report::NodeStats& stats, size_t k, IsolatedRun how,
+                           const std::vector<const Tensor*>& ref_out, const StoredOutputs& stored,
+                           const std::vector<Tensor>& iso_out, const std::vector<const Tensor*>& prop_out,
+                           int64_t sample) {
     ScopedSeconds probing(time.probes);
+    auto comparable = [&](const Tensor* run, size_t o) {
+      return run && run->defined() && run->numel() == ref_out[o]->numel() && is_float(run->dtype());
+    };
     for (size_t o = 0; o < ref_out.size(); ++o) {
       if (!stats.tensors[o].measured || !ref_out[o]) continue;
-      probes::Divergence& isolated = stats.tensors[o].targets[target_name(k)].isolated;
-      const Tensor* iso = how == IsolatedRun::Exact                    ? ref_out[o]
-                          : o < iso_out.size() && iso_out[o].defined() ? &iso_out[o]
-                                                                       : nullptr;
-      if (how == IsolatedRun::Stored)
-        isolated.merge(stored.divergence[k][o]);
-      else if (iso && iso->numel() == ref_out[o]->numel() && is_float(iso->dtype()))
-        isolated.merge(probes::Divergence::of(*ref_out[o], *iso, divergence_params[k], sample));
+      report::TensorTarget& tt = stats.tensors[o].targets[target_name(k)];
+      std::vector<const Tensor*> runs{&stored.tensors[k][o]};
+      std::vector<probes::ExpHistogram*> hists{nullptr};
+      const Tensor* iso = how == IsolatedRun::Exact                       ? ref_out[o]
+                          : how == IsolatedRun::Run && o < iso_out.size() ? &iso_out[o]
+                                                                          : nullptr;
+      const size_t iso_at = comparable(iso, o) ? runs.size() : 0;
+      if (iso_at) runs.push_back(iso), hists.push_back(nullptr);
+      const Tensor* prop = o < prop_out.size() ? prop_out[o] : nullptr;
+      const size_t prop_at = comparable(prop, o) ? runs.size() : 0;
+      if (prop_at) runs.push_back(prop), hists.push_back(&tt.propagated_hist);
+      const std::vector<probes::Divergence> d =
+          probes::Divergence::of_each(*ref_out[o], runs, divergence_params[k], sample, hists);
+      tt.stored.merge(d[0]);
+      if (how == IsolatedRun::Stored) tt.isolated.merge(d[0]);
+      if (iso_at) tt.isolated.merge(d[iso_at]);
+      if (prop_at) tt.propagated.merge(d[prop_at]);
     }
   }
 
@@ -466,7 +475,7 @@ struct Auditor::Impl {
     report::NodeStats& stats = nodes[inner_slot.at(&node)];
     ++stats.executions;
     ensure_tensor_stats(stats, node.outputs, ref_out);
-    const StoredOutputs stored = observe_reference_outputs(stats, ref_out, sample);
+    const StoredOutputs stored = observe_reference_outputs(stats, ref_out);
     const bool has_float = touches_floats(inputs, ref_out);
     for (size_t k = 0; k < options.targets.size(); ++k) {
       // The reference values the node reads, stored in the format; initializers converted once per audit.
@@ -487,7 +496,10 @@ struct Auditor::Impl {
         if (c == converted.end()) c = converted.emplace(name, in_target_format(k, *ref)).first;
         return &c->second;
       };
-      observe_isolated(stats, inner, index, k, isolated_run(node, k, has_float, kept), value, ref_out, stored, sample);
+      const IsolatedRun how = isolated_run(node, k, has_float, kept);
+      const std::vector<Tensor> iso_out =
+          how == IsolatedRun::Run ? run_isolated(inner, index, k, value, stored) : std::vector<Tensor>{};
+      measure_target_runs(stats, k, how, ref_out, stored, iso_out, {}, sample);
     }
     // Only measured (floating) outputs are compared with the target run: the others are not kept.
     if (capture.bytes >= InnerCapture::kBudgetBytes || !has_float) return;
@@ -527,8 +539,6 @@ struct Auditor::Impl {
       probes::NvtxRange range(node.name.c_str());
       ++stats.executions;
 
-      // Wall time only when asked for: it is the one figure that differs between runs, and without
-      // --timing the report must be byte-identical for the same model, inputs and seed.
       const auto start = std::chrono::steady_clock::now();
       // Control-flow nodes read outer values by name inside their subgraphs: each stream serves its own.
       const bool reads_scope = !node.implicit_inputs.empty();
@@ -537,15 +547,18 @@ struct Auditor::Impl {
       ReferenceWatch watch(*this, sample, kept);
       std::vector<Tensor> ref_out =
           session.run_node(i, ref_in, reference_config, reads_scope ? &reference_scope : nullptr, &watch);
-      if (options.timing)
-        stats.time_ms_total +=
-            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count() -
-            1e3 * watch.seconds;
+      const double reference_seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() - watch.seconds;
+      time.reference += reference_seconds;
+      time.execute += reference_seconds;
+      // In the report only when asked for: wall time is the one figure that differs between runs, and
+      // without --timing the report must be byte-identical for the same model, inputs and seed.
+      if (options.timing) stats.time_ms_total += 1e3 * reference_seconds;
       if (options.reference == Format::FP64)
         for (Tensor& t : ref_out) t = t.defined() ? widen_to_double(t) : t;
       const std::vector<const Tensor*> ref_view = views_of(ref_out);
       ensure_tensor_stats(stats, node.outputs, ref_view);
-      StoredOutputs stored = observe_reference_outputs(stats, ref_view, sample);
+      StoredOutputs stored = observe_reference_outputs(stats, ref_view);
       const bool has_float = touches_floats(ref_in, ref_view);
 
       for (size_t k = 0; k < targets; ++k) {
@@ -574,9 +587,10 @@ struct Auditor::Impl {
           if (!value) return nullptr;
           return &isolated_inputs[k].emplace(name, in_target_format(k, *value)).first->second;
         };
-        observe_isolated(stats, session, i, k, isolated_run(node, k, has_float, kept), isolated_value, ref_view, stored,
-                         sample);
-        observe_propagated(stats, k, ref_view, views_of(prop_out), sample);
+        const IsolatedRun how = isolated_run(node, k, has_float, kept);
+        const std::vector<Tensor> iso_out =
+            how == IsolatedRun::Run ? run_isolated(session, i, k, isolated_value, stored) : std::vector<Tensor>{};
+        measure_target_runs(stats, k, how, ref_view, stored, iso_out, views_of(prop_out), sample);
         for (size_t o = 0; o < node.outputs.size(); ++o)
           if (!node.outputs[o].empty()) propagated[k].store(node.outputs[o], std::move(prop_out[o]), kept);
         // The output stored in the format is its consumers' isolated input.

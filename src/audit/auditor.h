@@ -50,10 +50,10 @@ class Auditor {
   // `report.summary`; the caller sets model identity and config.
   void fill(report::Report& report) const;
   size_t node_count() const;
-  // Where the audit's time went (wall seconds, all samples so far): running kernels in all streams,
-  // converting values between formats, and the probes. For the probe-overhead figure in bench/.
+  // Where the audit's time went (wall seconds, all samples so far): running kernels in all streams (of
+  // which the reference stream), converting values between formats, and the probes. For bench/.
   struct TimeSplit {
-    double execute = 0, convert = 0, probes = 0;
+    double execute = 0, reference = 0, convert = 0, probes = 0;
   };
   TimeSplit time_split() const;
 

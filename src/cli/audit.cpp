@@ -47,8 +47,9 @@ int audit(const AuditArgs& args) {
   const AuditRun run =
       job.run(args.job.keep_fp32, [&](int64_t done, int64_t total, const auto&) { bar.show(done, total); });
   if (args.job.timing)
-    std::printf("audit-timing: total_ms=%.3f execute_ms=%.3f convert_ms=%.3f probes_ms=%.3f\n", run.total_ms,
-                1e3 * run.time_split.execute, 1e3 * run.time_split.convert, 1e3 * run.time_split.probes);
+    std::printf("audit-timing: total_ms=%.3f execute_ms=%.3f convert_ms=%.3f probes_ms=%.3f reference_ms=%.3f\n",
+                run.total_ms, 1e3 * run.time_split.execute, 1e3 * run.time_split.convert, 1e3 * run.time_split.probes,
+                1e3 * run.time_split.reference);
   if (!args.json_path.empty()) report::write_report(args.json_path, run.report);
   return finish_with_summary(run.report, args.fail_on, args.quiet);
 }

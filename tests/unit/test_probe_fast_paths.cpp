@@ -81,9 +81,13 @@ TEST(ProbeFastPaths, DivergenceEqualsPerValueFigures) {
     const int64_t n = static_cast<int64_t>(c.values.size());
     std::vector<float> target(c.values);
     for (float& t : target) t *= 1 + 1e-3f * noise(rng);
-    Divergence::Chunk fast_div, div;
-    fast::divergence(c.values.data(), target.data(), n, params, fast_div);
+    // The target as the last of four, so that it passes through the three-target kernel and the one-target one.
+    const float* targets[4] = {c.values.data(), c.values.data(), c.values.data(), target.data()};
+    Divergence::Chunk chunks[4], div;
+    fast::divergences(c.values.data(), targets, 4, n, params, chunks);
+    const Divergence::Chunk& fast_div = chunks[3];
     for (int64_t i = 0; i < n; ++i) div.add(c.values[size_t(i)], target[size_t(i)], params);
+    EXPECT_EQ(chunks[0].sum_sq_err, 0) << c.name;
     EXPECT_EQ(fast_div.compared, div.compared) << c.name;
     EXPECT_EQ(fast_div.mismatches, div.mismatches) << c.name;
     EXPECT_EQ(fast_div.max_abs, div.max_abs) << c.name;
