@@ -11,26 +11,29 @@ class GruOp : public OpKernel {
   explicit GruOp(const OpInit& init)
       : attrs_(RecurrentAttrs::read(init, {"Sigmoid", "Tanh"})), linear_before_reset_(init.get_int("linear_before_reset", 0) != 0) {}
 
-  void compute(KernelContext& ctx) const override {
-    RecurrentRun run(ctx, attrs_, 3);
+  void compute(KernelContext& ctx) const override { run_recurrent_cell(*this, ctx); }
+
+  template <class T>
+  void compute_as(KernelContext& ctx) const {
+    RecurrentRun<T> run(ctx, attrs_, 3);
     const int64_t H = run.hidden(), B = run.batch();
-    std::vector<std::vector<float>> final_h;
-    std::vector<float> rec(size_t(B * 3 * H)), z(size_t(B * H)), reset(size_t(B * H)), candidate(size_t(B * H));
+    std::vector<std::vector<T>> final_h;
+    std::vector<T> rec(size_t(B * 3 * H)), z(size_t(B * H)), reset(size_t(B * H)), candidate(size_t(B * H));
     for (int d = 0; d < attrs_.directions; ++d) {
       const RecurrentActivation &f = attrs_.activation(d, 0, 2), &g = attrs_.activation(d, 1, 2);
-      const float* R = run.recurrence(d);
-      const float* Rb = run.recurrence_bias(d);
-      std::vector<float> hs = run.initial_state(d, 5);
+      const T* R = run.recurrence(d);
+      const T* Rb = run.recurrence_bias(d);
+      std::vector<T> hs = run.initial_state(d, 5);
       for (int64_t s = 0; s < run.steps(); ++s) {
         run.times_transposed(hs.data(), R, 3 * H, rec.data());  // H·Rhᵀ too: used when linear_before_reset
         for (int64_t b = 0; b < B; ++b) {
           if (s >= run.length(b)) continue;
-          const float* x = run.projected(d).data() + (run.time(d, s, b) * B + b) * 3 * H;
-          const float* r = rec.data() + b * 3 * H;
-          float *zb = z.data() + b * H, *rb = reset.data() + b * H, *cb = candidate.data() + b * H;
+          const T* x = run.projected(d).data() + (run.time(d, s, b) * B + b) * 3 * H;
+          const T* r = rec.data() + b * 3 * H;
+          T *zb = z.data() + b * H, *rb = reset.data() + b * H, *cb = candidate.data() + b * H;
           for (int64_t j = 0; j < H; ++j) zb[j] = x[j] + r[j] + Rb[j], rb[j] = x[H + j] + r[H + j] + Rb[H + j];
-          f.apply(zb, H, attrs_.clip);
-          f.apply(rb, H, attrs_.clip);
+          f.apply(zb, H, T(attrs_.clip));
+          f.apply(rb, H, T(attrs_.clip));
           // linear_before_reset: r ⊙ (H·Rhᵀ + Rbh); otherwise (r ⊙ H)·Rhᵀ + Rbh, multiplied below.
           if (linear_before_reset_)
             for (int64_t j = 0; j < H; ++j) cb[j] = rb[j] * (r[2 * H + j] + Rb[2 * H + j]);
@@ -43,11 +46,11 @@ class GruOp : public OpKernel {
         }
         for (int64_t b = 0; b < B; ++b) {
           if (s >= run.length(b)) continue;
-          const float* x = run.projected(d).data() + (run.time(d, s, b) * B + b) * 3 * H;
-          float *zb = z.data() + b * H, *cb = candidate.data() + b * H, *hb = hs.data() + b * H;
+          const T* x = run.projected(d).data() + (run.time(d, s, b) * B + b) * 3 * H;
+          T *zb = z.data() + b * H, *cb = candidate.data() + b * H, *hb = hs.data() + b * H;
           for (int64_t j = 0; j < H; ++j) cb[j] += x[2 * H + j];
-          g.apply(cb, H, attrs_.clip);
-          for (int64_t j = 0; j < H; ++j) hb[j] = (1.f - zb[j]) * cb[j] + zb[j] * hb[j];
+          g.apply(cb, H, T(attrs_.clip));
+          for (int64_t j = 0; j < H; ++j) hb[j] = (T(1) - zb[j]) * cb[j] + zb[j] * hb[j];
         }
         run.store_state(hs);
         for (int64_t b = 0; b < B; ++b)

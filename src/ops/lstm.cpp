@@ -13,49 +13,52 @@ class LstmOp : public OpKernel {
   explicit LstmOp(const OpInit& init)
       : attrs_(RecurrentAttrs::read(init, {"Sigmoid", "Tanh", "Tanh"})), input_forget_(init.get_int("input_forget", 0) != 0) {}
 
-  void compute(KernelContext& ctx) const override {
-    RecurrentRun run(ctx, attrs_, 4);
+  void compute(KernelContext& ctx) const override { run_recurrent_cell(*this, ctx); }
+
+  template <class T>
+  void compute_as(KernelContext& ctx) const {
+    RecurrentRun<T> run(ctx, attrs_, 4);
     const int64_t H = run.hidden(), B = run.batch();
-    const float* peep = nullptr;
+    const T* peep = nullptr;
     if (ctx.has_input(7)) {
       const Tensor& p = ctx.input(7);
-      if (p.shape() != Shape{attrs_.directions, 3 * H} || p.dtype() != DType::Float32)
+      if (p.shape() != Shape{attrs_.directions, 3 * H} || p.dtype() != DTypeOf<T>::value)
         fail(ctx.node().label() + ": P has shape " + shape_str(p.shape()) + ", expected " +
              shape_str({attrs_.directions, 3 * H}));
-      peep = p.data<float>();
+      peep = p.data<T>();
     }
-    std::vector<std::vector<float>> final_h, final_c;
-    std::vector<float> rec(size_t(B * 4 * H)), gates(size_t(4 * H)), cell_out(static_cast<size_t>(H));
+    std::vector<std::vector<T>> final_h, final_c;
+    std::vector<T> rec(size_t(B * 4 * H)), gates(size_t(4 * H)), cell_out(static_cast<size_t>(H));
     for (int d = 0; d < attrs_.directions; ++d) {
       const RecurrentActivation &f = attrs_.activation(d, 0, 3), &g = attrs_.activation(d, 1, 3), &h = attrs_.activation(d, 2, 3);
-      const float* R = run.recurrence(d);
-      const float* Rb = run.recurrence_bias(d);
-      const float* P = peep ? peep + d * 3 * H : nullptr;
-      std::vector<float> hs = run.initial_state(d, 5), cs = run.initial_state(d, 6);
+      const T* R = run.recurrence(d);
+      const T* Rb = run.recurrence_bias(d);
+      const T* P = peep ? peep + d * 3 * H : nullptr;
+      std::vector<T> hs = run.initial_state(d, 5), cs = run.initial_state(d, 6);
       for (int64_t s = 0; s < run.steps(); ++s) {
         run.times_transposed(hs.data(), R, 4 * H, rec.data());
         for (int64_t b = 0; b < B; ++b) {
           if (s >= run.length(b)) continue;
-          const float* x = run.projected(d).data() + (run.time(d, s, b) * B + b) * 4 * H;
-          const float* r = rec.data() + b * 4 * H;
-          float *hb = hs.data() + b * H, *cb = cs.data() + b * H;
-          float *gi = gates.data(), *go = gi + H, *gf = go + H, *gc = gf + H;
+          const T* x = run.projected(d).data() + (run.time(d, s, b) * B + b) * 4 * H;
+          const T* r = rec.data() + b * 4 * H;
+          T *hb = hs.data() + b * H, *cb = cs.data() + b * H;
+          T *gi = gates.data(), *go = gi + H, *gf = go + H, *gc = gf + H;
           for (int64_t j = 0; j < 4 * H; ++j) gates[size_t(j)] = x[j] + r[j] + Rb[j];
           if (P)
             for (int64_t j = 0; j < H; ++j) gi[j] += P[j] * cb[j], gf[j] += P[2 * H + j] * cb[j];
-          f.apply(gi, H, attrs_.clip);
+          f.apply(gi, H, T(attrs_.clip));
           if (input_forget_) {
-            for (int64_t j = 0; j < H; ++j) gf[j] = 1.f - gi[j];
+            for (int64_t j = 0; j < H; ++j) gf[j] = T(1) - gi[j];
           } else {
-            f.apply(gf, H, attrs_.clip);
+            f.apply(gf, H, T(attrs_.clip));
           }
-          g.apply(gc, H, attrs_.clip);
+          g.apply(gc, H, T(attrs_.clip));
           for (int64_t j = 0; j < H; ++j) cb[j] = gf[j] * cb[j] + gi[j] * gc[j];
           if (P)
             for (int64_t j = 0; j < H; ++j) go[j] += P[H + j] * cb[j];
-          f.apply(go, H, attrs_.clip);
+          f.apply(go, H, T(attrs_.clip));
           std::copy(cb, cb + H, cell_out.begin());
-          h.apply(cell_out.data(), H, 0.f);
+          h.apply(cell_out.data(), H, T(0));
           for (int64_t j = 0; j < H; ++j) hb[j] = go[j] * cell_out[size_t(j)];
         }
         run.store_state(hs);

@@ -10,24 +10,36 @@
 
 namespace mpa {
 
-void RecurrentActivation::apply(float* v, int64_t n, float clip) const {
+template <class T>
+void RecurrentActivation::apply(T* v, int64_t n, T clip) const {
   if (clip > 0)
     for (int64_t i = 0; i < n; ++i) v[i] = std::min(std::max(v[i], -clip), clip);
-  const float a = alpha, b = beta;
+  const T a = alpha, b = beta;
   switch (kind) {
     case Kind::Sigmoid: for (int64_t i = 0; i < n; ++i) v[i] = SigmoidF{}(v[i]); break;
     case Kind::Tanh: for (int64_t i = 0; i < n; ++i) v[i] = dmath::tanh(v[i]); break;
-    case Kind::Relu: for (int64_t i = 0; i < n; ++i) v[i] = v[i] > 0 ? v[i] : 0.f; break;
+    case Kind::Relu:
+      for (int64_t i = 0; i < n; ++i) v[i] = v[i] > 0 ? v[i] : T(0);
+      break;
     case Kind::Affine: for (int64_t i = 0; i < n; ++i) v[i] = a * v[i] + b; break;
     case Kind::LeakyRelu: for (int64_t i = 0; i < n; ++i) v[i] = v[i] >= 0 ? v[i] : a * v[i]; break;
-    case Kind::ThresholdedRelu: for (int64_t i = 0; i < n; ++i) v[i] = v[i] > a ? v[i] : 0.f; break;
+    case Kind::ThresholdedRelu:
+      for (int64_t i = 0; i < n; ++i) v[i] = v[i] > a ? v[i] : T(0);
+      break;
     case Kind::ScaledTanh: for (int64_t i = 0; i < n; ++i) v[i] = a * dmath::tanh(b * v[i]); break;
-    case Kind::HardSigmoid: for (int64_t i = 0; i < n; ++i) v[i] = std::max(0.f, std::min(1.f, a * v[i] + b)); break;
-    case Kind::Elu: for (int64_t i = 0; i < n; ++i) v[i] = v[i] >= 0 ? v[i] : a * (dmath::exp(v[i]) - 1.f); break;
+    case Kind::HardSigmoid:
+      for (int64_t i = 0; i < n; ++i) v[i] = std::max(T(0), std::min(T(1), a * v[i] + b));
+      break;
+    case Kind::Elu:
+      for (int64_t i = 0; i < n; ++i) v[i] = v[i] >= 0 ? v[i] : a * (dmath::exp(v[i]) - T(1));
+      break;
     case Kind::Softsign: for (int64_t i = 0; i < n; ++i) v[i] = SoftsignF{}(v[i]); break;
     case Kind::Softplus: for (int64_t i = 0; i < n; ++i) v[i] = SoftplusF{}(v[i]); break;
   }
 }
+
+template void RecurrentActivation::apply<float>(float*, int64_t, float) const;
+template void RecurrentActivation::apply<double>(double*, int64_t, double) const;
 
 namespace {
 
@@ -88,11 +100,13 @@ RecurrentAttrs RecurrentAttrs::read(const OpInit& init, const std::vector<std::s
   return a;
 }
 
-RecurrentRun::RecurrentRun(KernelContext& ctx, const RecurrentAttrs& attrs, int64_t gates)
+template <class T>
+RecurrentRun<T>::RecurrentRun(KernelContext& ctx, const RecurrentAttrs& attrs, int64_t gates)
     : ctx_(ctx), attrs_(attrs), gates_(gates) {
   const std::string label = ctx.node().label();
   const Tensor& x = ctx.input(0);
-  if (x.dtype() != DType::Float32) throw UnsupportedType(label + ": element type " + dtype_name(x.dtype()) + " is not supported");
+  if (x.dtype() != DTypeOf<T>::value)
+    throw UnsupportedType(label + ": element type " + dtype_name(x.dtype()) + " is not supported");
   if (x.rank() != 3) fail(label + ": X has shape " + shape_str(x.shape()) + ", needs rank 3");
   seq_ = attrs.layout == 0 ? x.dim(0) : x.dim(1);
   batch_ = attrs.layout == 0 ? x.dim(1) : x.dim(0);
@@ -100,9 +114,9 @@ RecurrentRun::RecurrentRun(KernelContext& ctx, const RecurrentAttrs& attrs, int6
   const int64_t width = gates * attrs.hidden, dirs = attrs.directions;
   auto expect = [&](size_t i, const char* name, Shape shape) {
     const Tensor& t = ctx.input(i);
-    if (t.shape() != shape || t.dtype() != DType::Float32)
+    if (t.shape() != shape || t.dtype() != DTypeOf<T>::value)
       fail(label + ": " + name + " has shape " + shape_str(t.shape()) + " of " + dtype_name(t.dtype()) + ", expected " +
-           shape_str(shape) + " of float32");
+           shape_str(shape) + " of " + dtype_name(DTypeOf<T>::value));
   };
   expect(1, "W", {dirs, width, input_});
   expect(2, "R", {dirs, width, attrs.hidden});
@@ -120,85 +134,98 @@ RecurrentRun::RecurrentRun(KernelContext& ctx, const RecurrentAttrs& attrs, int6
   math_ = gemm_math(ctx.config(), x.dtype());
   state_format_ = value_format(ctx.config(), x.dtype());
   // X as rows in (t, b) order, whatever the layout.
-  std::vector<float> rows;
-  const float* xr = x.data<float>();
+  std::vector<T> rows;
+  const T* xr = x.data<T>();
   if (attrs.layout == 1) {
     rows.resize(size_t(seq_ * batch_ * input_));
     for (int64_t b = 0; b < batch_; ++b)
       for (int64_t t = 0; t < seq_; ++t)
-        std::memcpy(&rows[size_t((t * batch_ + b) * input_)], xr + (b * seq_ + t) * input_, size_t(input_) * sizeof(float));
+        std::memcpy(&rows[size_t((t * batch_ + b) * input_)], xr + (b * seq_ + t) * input_, size_t(input_) * sizeof(T));
     xr = rows.data();
   }
-  const float* w = ctx.input(1).data<float>();
-  const float* bias = ctx.has_input(3) ? ctx.input(3).data<float>() : nullptr;
+  const T* w = ctx.input(1).data<T>();
+  const T* bias = ctx.has_input(3) ? ctx.input(3).data<T>() : nullptr;
   for (int d = 0; d < attrs.directions; ++d) {
-    std::vector<float> p(size_t(seq_ * batch_ * width));
+    std::vector<T> p(size_t(seq_ * batch_ * width));
     if (bias)
-      for (int64_t r = 0; r < seq_ * batch_; ++r) std::memcpy(&p[size_t(r * width)], bias + d * 2 * width, size_t(width) * sizeof(float));
-    cpu::gemm(false, true, seq_ * batch_, width, input_, 1.f, xr, input_, w + d * width * input_, input_, bias ? 1.f : 0.f,
-              p.data(), width, math_);
+      for (int64_t r = 0; r < seq_ * batch_; ++r)
+        std::memcpy(&p[size_t(r * width)], bias + d * 2 * width, size_t(width) * sizeof(T));
+    cpu::gemm(false, true, seq_ * batch_, width, input_, T(1), xr, input_, w + d * width * input_, input_,
+              bias ? T(1) : T(0), p.data(), width, math_);
     projected_.push_back(std::move(p));
   }
-  recurrence_bias_zeros_.assign(size_t(width), 0.f);
+  recurrence_bias_zeros_.assign(size_t(width), T(0));
   if (ctx.output_requested(0)) {
     const Shape y_shape = attrs.layout == 0 ? Shape{seq_, dirs, batch_, attrs.hidden} : Shape{batch_, seq_, dirs, attrs.hidden};
-    Tensor& y = ctx.allocate_output(0, DType::Float32, y_shape);
-    std::fill(y.data<float>(), y.data<float>() + y.numel(), 0.f);  // steps past a row's length stay 0
-    y_ = y.data<float>();
+    Tensor& y = ctx.allocate_output(0, DTypeOf<T>::value, y_shape);
+    std::fill(y.data<T>(), y.data<T>() + y.numel(), T(0));  // steps past a row's length stay 0
+    y_ = y.data<T>();
   }
 }
 
-const float* RecurrentRun::recurrence(int direction) const {
-  return ctx_.input(2).data<float>() + int64_t(direction) * gates_ * attrs_.hidden * attrs_.hidden;
+template <class T>
+const T* RecurrentRun<T>::recurrence(int direction) const {
+  return ctx_.input(2).data<T>() + int64_t(direction) * gates_ * attrs_.hidden * attrs_.hidden;
 }
 
-const float* RecurrentRun::recurrence_bias(int direction) const {
+template <class T>
+const T* RecurrentRun<T>::recurrence_bias(int direction) const {
   if (!ctx_.has_input(3)) return recurrence_bias_zeros_.data();
   const int64_t width = gates_ * attrs_.hidden;
-  return ctx_.input(3).data<float>() + int64_t(direction) * 2 * width + width;
+  return ctx_.input(3).data<T>() + int64_t(direction) * 2 * width + width;
 }
 
-std::vector<float> RecurrentRun::initial_state(int direction, size_t input_index) const {
+template <class T>
+std::vector<T> RecurrentRun<T>::initial_state(int direction, size_t input_index) const {
   const int64_t H = attrs_.hidden;
-  std::vector<float> state(size_t(batch_ * H), 0.f);
+  std::vector<T> state(size_t(batch_ * H), T(0));
   if (!ctx_.has_input(input_index)) return state;
   const Tensor& t = ctx_.input(input_index);
   const Shape expected = attrs_.layout == 0 ? Shape{attrs_.directions, batch_, H} : Shape{batch_, attrs_.directions, H};
-  if (t.shape() != expected || t.dtype() != DType::Float32)
+  if (t.shape() != expected || t.dtype() != DTypeOf<T>::value)
     fail(ctx_.node().label() + ": initial state has shape " + shape_str(t.shape()) + ", expected " + shape_str(expected));
   for (int64_t b = 0; b < batch_; ++b) {
     const int64_t from = attrs_.layout == 0 ? (direction * batch_ + b) * H : (b * attrs_.directions + direction) * H;
-    std::memcpy(&state[size_t(b * H)], t.data<float>() + from, size_t(H) * sizeof(float));
+    std::memcpy(&state[size_t(b * H)], t.data<T>() + from, size_t(H) * sizeof(T));
   }
   return state;
 }
 
-void RecurrentRun::times_transposed(const float* a, const float* w, int64_t width, float* rows) const {
-  cpu::gemm(false, true, batch_, width, attrs_.hidden, 1.f, a, attrs_.hidden, w, attrs_.hidden, 0.f, rows, width, math_);
+template <class T>
+void RecurrentRun<T>::times_transposed(const T* a, const T* w, int64_t width, T* rows) const {
+  cpu::gemm(false, true, batch_, width, attrs_.hidden, T(1), a, attrs_.hidden, w, attrs_.hidden, T(0), rows, width,
+            math_);
 }
 
-void RecurrentRun::store_state(std::vector<float>& state) const {
-  if (state_format_ != Format::FP32 && state_format_ != Format::FP64)
-    round_to_format(state_format_, state.data(), int64_t(state.size()));
+template <class T>
+void RecurrentRun<T>::store_state(std::vector<T>& state) const {
+  if constexpr (std::is_same_v<T, float>)
+    if (state_format_ != Format::FP32 && state_format_ != Format::FP64)
+      round_to_format(state_format_, state.data(), int64_t(state.size()));
 }
 
-void RecurrentRun::emit(int direction, int64_t t, int64_t b, const float* h) {
+template <class T>
+void RecurrentRun<T>::emit(int direction, int64_t t, int64_t b, const T* h) {
   if (!y_) return;
   const int64_t H = attrs_.hidden, dirs = attrs_.directions;
   const int64_t at = attrs_.layout == 0 ? ((t * dirs + direction) * batch_ + b) * H : ((b * seq_ + t) * dirs + direction) * H;
-  std::memcpy(y_ + at, h, size_t(H) * sizeof(float));
+  std::memcpy(y_ + at, h, size_t(H) * sizeof(T));
 }
 
-void RecurrentRun::write_final(size_t output, const std::vector<std::vector<float>>& finals) {
+template <class T>
+void RecurrentRun<T>::write_final(size_t output, const std::vector<std::vector<T>>& finals) {
   if (!ctx_.output_requested(output)) return;
   const int64_t H = attrs_.hidden, dirs = attrs_.directions;
-  Tensor& out = ctx_.allocate_output(output, DType::Float32,
+  Tensor& out = ctx_.allocate_output(output, DTypeOf<T>::value,
                                      attrs_.layout == 0 ? Shape{dirs, batch_, H} : Shape{batch_, dirs, H});
   for (int d = 0; d < dirs; ++d)
     for (int64_t b = 0; b < batch_; ++b) {
       const int64_t at = attrs_.layout == 0 ? (d * batch_ + b) * H : (b * dirs + d) * H;
-      std::memcpy(out.data<float>() + at, &finals[size_t(d)][size_t(b * H)], size_t(H) * sizeof(float));
+      std::memcpy(out.data<T>() + at, &finals[size_t(d)][size_t(b * H)], size_t(H) * sizeof(T));
     }
 }
+
+template class RecurrentRun<float>;
+template class RecurrentRun<double>;
 
 }  // namespace mpa

@@ -1,9 +1,9 @@
 // What RNN, GRU and LSTM share: attributes (direction, hidden_size, activations with their alpha/beta,
 // clip, layout), the inputs' shapes in either layout, the input projection X·Wᵀ + Wb for all steps at
 // once through the GEMM seam (so TF32 / fp16-accumulation math applies), per-batch sequence lengths, and
-// writing Y / Y_h. Each op file holds only its cell. Computes in float; under a 16-bit storage format the
-// hidden (and cell) state is rounded onto the format after every step, as a GPU runtime stores it between
-// steps in the tensor's type.
+// writing Y / Y_h. Each op file holds only its cell. Computes in the tensors' type (float, or double for
+// an fp64 reference); under a 16-bit storage format the float hidden (and cell) state is rounded onto the
+// format after every step, as a GPU runtime stores it between steps in the tensor's type.
 #pragma once
 #include <string>
 #include <vector>
@@ -19,7 +19,8 @@ struct RecurrentActivation {
   Kind kind = Kind::Sigmoid;
   float alpha = 0, beta = 0;
   // v[i] = f(clip(v[i])) over a gate's values (one loop per kind, so it vectorises; clip 0: none).
-  void apply(float* v, int64_t n, float clip) const;
+  template <class T>
+  void apply(T* v, int64_t n, T clip) const;
 };
 
 struct RecurrentAttrs {
@@ -37,10 +38,13 @@ struct RecurrentAttrs {
   }
 };
 
-// The sequence in step order for one run: shapes, lengths, projections, and the outputs to fill.
+// The sequence in step order for one run, in element type T: shapes, lengths, projections, and the
+// outputs to fill.
+template <class T>
 class RecurrentRun {
  public:
-  // gates: G (1 for RNN, 3 for GRU, 4 for LSTM). Validates X, W, R, B, sequence_lens, initial_h.
+  // gates: G (1 for RNN, 3 for GRU, 4 for LSTM). Validates X, W, R, B, sequence_lens, initial_h (all of
+  // type T: other element types are UnsupportedType).
   RecurrentRun(KernelContext& ctx, const RecurrentAttrs& attrs, int64_t gates);
 
   int64_t steps() const { return seq_; }
@@ -55,31 +59,38 @@ class RecurrentRun {
   }
   bool is_reverse(int direction) const { return attrs_.reverse_only || direction == 1; }
   // X·W_dᵀ + Wb_d for every (t, b): row t * batch + b, G * hidden wide.
-  const std::vector<float>& projected(int direction) const { return projected_[size_t(direction)]; }
+  const std::vector<T>& projected(int direction) const { return projected_[size_t(direction)]; }
   // Recurrent weights R_d [G * hidden, hidden] and bias Rb_d [G * hidden] (zeros when B is absent).
-  const float* recurrence(int direction) const;
-  const float* recurrence_bias(int direction) const;
+  const T* recurrence(int direction) const;
+  const T* recurrence_bias(int direction) const;
   // initial_h (or zeros) of direction d, [batch, hidden].
-  std::vector<float> initial_state(int direction, size_t input_index) const;
+  std::vector<T> initial_state(int direction, size_t input_index) const;
   // rows [batch, width] = a [batch, hidden] · wᵀ, w [width, hidden], through the GEMM seam.
-  void times_transposed(const float* a, const float* w, int64_t width, float* rows) const;
+  void times_transposed(const T* a, const T* w, int64_t width, T* rows) const;
   // Rounds a state onto the storage format between steps (no-op for float32 storage).
-  void store_state(std::vector<float>& state) const;
+  void store_state(std::vector<T>& state) const;
   // Records H of batch row b at time t (direction d) into Y, when Y is requested.
-  void emit(int direction, int64_t t, int64_t b, const float* h);
+  void emit(int direction, int64_t t, int64_t b, const T* h);
   // Writes Y_h (output 1) or Y_c (output 2) from the final states of each direction.
-  void write_final(size_t output, const std::vector<std::vector<float>>& finals);
+  void write_final(size_t output, const std::vector<std::vector<T>>& finals);
 
  private:
   KernelContext& ctx_;
   const RecurrentAttrs& attrs_;
   int64_t gates_, seq_ = 0, batch_ = 0, input_ = 0;
   std::vector<int64_t> lengths_;
-  std::vector<std::vector<float>> projected_;
-  std::vector<float> recurrence_bias_zeros_;
+  std::vector<std::vector<T>> projected_;
+  std::vector<T> recurrence_bias_zeros_;
   cpu::GemmMath math_;
   Format state_format_ = Format::FP32;
-  float* y_ = nullptr;
+  T* y_ = nullptr;
 };
+
+// Runs cell.compute_as<T>(ctx) with T the type of input X: float, or double (an fp64 reference).
+template <class Cell>
+void run_recurrent_cell(const Cell& cell, KernelContext& ctx) {
+  if (ctx.input(0).dtype() == DType::Float64) return cell.template compute_as<double>(ctx);
+  cell.template compute_as<float>(ctx);
+}
 
 }  // namespace mpa

@@ -9,23 +9,26 @@ class RnnOp : public OpKernel {
  public:
   explicit RnnOp(const OpInit& init) : attrs_(RecurrentAttrs::read(init, {"Tanh"})) {}
 
-  void compute(KernelContext& ctx) const override {
-    RecurrentRun run(ctx, attrs_, 1);
+  void compute(KernelContext& ctx) const override { run_recurrent_cell(*this, ctx); }
+
+  template <class T>
+  void compute_as(KernelContext& ctx) const {
+    RecurrentRun<T> run(ctx, attrs_, 1);
     const int64_t H = run.hidden(), B = run.batch();
-    std::vector<std::vector<float>> final_h;
-    std::vector<float> rec(size_t(B * H));
+    std::vector<std::vector<T>> final_h;
+    std::vector<T> rec(size_t(B * H));
     for (int d = 0; d < attrs_.directions; ++d) {
       const RecurrentActivation& f = attrs_.activation(d, 0, 1);
-      const float* Rb = run.recurrence_bias(d);
-      std::vector<float> hs = run.initial_state(d, 5);
+      const T* Rb = run.recurrence_bias(d);
+      std::vector<T> hs = run.initial_state(d, 5);
       for (int64_t s = 0; s < run.steps(); ++s) {
         run.times_transposed(hs.data(), run.recurrence(d), H, rec.data());
         for (int64_t b = 0; b < B; ++b) {
           if (s >= run.length(b)) continue;
-          const float* x = run.projected(d).data() + (run.time(d, s, b) * B + b) * H;
-          float* hb = hs.data() + b * H;
+          const T* x = run.projected(d).data() + (run.time(d, s, b) * B + b) * H;
+          T* hb = hs.data() + b * H;
           for (int64_t j = 0; j < H; ++j) hb[j] = x[j] + rec[size_t(b * H + j)] + Rb[j];
-          f.apply(hb, H, attrs_.clip);
+          f.apply(hb, H, T(attrs_.clip));
         }
         run.store_state(hs);
         for (int64_t b = 0; b < B; ++b)

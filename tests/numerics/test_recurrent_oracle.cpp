@@ -1,6 +1,6 @@
 // LSTM, GRU and RNN against onnxruntime on the cases the ONNX node tests leave out (both directions,
 // reverse, per-row sequence lengths, clip, input_forget, custom activations, GRU linear_before_reset 0/1,
-// batch-first layout 1 against the layout 0 twin),
+// batch-first layout 1 against the layout 0 twin), each run in float and in double (the fp64 reference),
 // written by oracles/recurrent_cases.py. MPA_PYTHON and MPA_ORACLE_DIR come from tests/CMakeLists.txt.
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -46,14 +46,22 @@ TEST(RecurrentOracle, LstmGruRnnMatchOnnxruntime) {
     const Model model = load_model(entry.path() / "model.onnx");
     TensorMap feeds;
     for (const auto& [name, path] : numbered(entry.path(), "input")) feeds[name] = read_npy(path);
+    // In float, and in double as the fp64 reference computes them (same cells, element type double).
+    SessionOptions in_double;
+    in_double.precision = Format::FP64;
     const TensorMap got = Session(model.graph).run(feeds);
+    const TensorMap got_double = Session(model.graph, in_double).run(feeds);
     for (const auto& [name, path] : numbered(entry.path(), "expected")) {
       const Tensor expected = read_npy(path);
-      const Tensor& actual = got.at(name);
+      const Tensor &actual = got.at(name), &actual_double = got_double.at(name);
       ASSERT_EQ(actual.shape(), expected.shape()) << name;
+      ASSERT_EQ(actual_double.shape(), expected.shape()) << name;
+      ASSERT_EQ(actual_double.dtype(), DType::Float64) << name;
       for (int64_t i = 0; i < expected.numel(); ++i) {
         const float e = expected.data<float>()[i], a = actual.data<float>()[i];
         EXPECT_NEAR(a, e, 1e-5f + 1e-4f * std::fabs(e)) << name << "[" << i << "]";
+        EXPECT_NEAR(actual_double.data<double>()[i], e, 1e-5 + 1e-4 * std::fabs(e))
+            << name << "[" << i << "] in double";
       }
     }
     ++cases;
