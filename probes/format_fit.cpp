@@ -20,9 +20,21 @@ FormatFit FormatFit::of(const Tensor& t, Format f, double scale) {
       [&](const Chunk& c) { fit.absorb(c); });
   if (fit.flush_to_zero > 0) {
     double absmax = 0;
-    for_each_value(t, 0, t.numel(), [&](double x, int64_t) {
-      if (std::isfinite(x)) absmax = std::max(absmax, std::fabs(x));
-    });
+    chunked<double>(
+        t.numel(),
+        [&](int64_t begin, int64_t end) {
+          RangeProbe::Chunk range;
+          if (t.dtype() == DType::Float32) {
+            fast::range(t.data<float>() + begin, end - begin, range);
+            if (std::isfinite(range.sum_sq)) return std::max(std::fabs(range.min), std::fabs(range.max));
+          }
+          double m = 0;
+          for_each_value(t, begin, end, [&](double x, int64_t) {
+            if (std::isfinite(x)) m = std::max(m, std::fabs(x));
+          });
+          return m;
+        },
+        [&](double m) { absmax = std::max(absmax, m); });
     fit.significant_flush = count_significant_flushes(t, f, absmax, scale);
   }
   return fit;

@@ -6,6 +6,10 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <future>
+#include <memory>
+#include <vector>
 
 #include "cli/arg_groups.h"
 #include "model/loader.h"
@@ -14,10 +18,21 @@ namespace mpa::cli {
 
 namespace {
 
-std::string sha256_hex(const std::string& bytes) {
+// SHA-256 of a file, read in 1 MiB pieces: a whole-file copy in memory would cost as much as the model.
+std::string sha256_file_hex(const std::filesystem::path& path) {
+  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
+  if (!(ctx && EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr))) fail("SHA-256 is not available");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail(path.string() + ": cannot open for reading");
+  std::vector<char> piece(size_t{1} << 20);
+  while (in) {
+    in.read(piece.data(), static_cast<std::streamsize>(piece.size()));
+    EVP_DigestUpdate(ctx.get(), piece.data(), static_cast<size_t>(in.gcount()));
+  }
+  if (!in.eof()) fail(path.string() + ": read error");
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int length = 0;
-  EVP_Digest(bytes.data(), bytes.size(), digest, &length, EVP_sha256(), nullptr);
+  EVP_DigestFinal_ex(ctx.get(), digest, &length);
   std::string hex;
   char buf[3];
   for (unsigned int i = 0; i < length; ++i) {
@@ -146,9 +161,10 @@ struct AuditJob::Loaded {
 AuditJob::AuditJob(AuditJobArgs args) : args_(std::move(args)), loaded_(std::make_unique<Loaded>()) {
   // Options first: a typo fails before a large model is read.
   loaded_->options = audit_options(args_);
-  const std::string bytes = read_file_bytes(args_.model, uint64_t{4} << 30);
-  loaded_->model = load_model_from_bytes(bytes, std::filesystem::path(args_.model).parent_path(), args_.model);
-  loaded_->sha256 = sha256_hex(bytes);
+  // The file is parsed as it is read, and hashed meanwhile on another thread.
+  std::future<std::string> sha256 = std::async(std::launch::async, sha256_file_hex, std::filesystem::path(args_.model));
+  loaded_->model = load_model(args_.model);
+  loaded_->sha256 = sha256.get();
   loaded_->samples = std::make_unique<SampleSource>(*loaded_->model.graph, sample_options(args_.inputs));
   std::tie(loaded_->first, loaded_->last) = shard_range(args_.shard, loaded_->samples->count());
 }

@@ -107,7 +107,11 @@ void read_external(const ExternalRange& range, const std::string& what, void* ds
 
 }  // namespace
 
-Tensor tensor_from_proto(const onnx::TensorProto& proto, const fs::path& base_dir, const std::string& what) {
+namespace {
+
+// A TensorProto's tensor; raw_data is moved out of `movable_raw` (the proto's own field) when given.
+Tensor decode_tensor(const onnx::TensorProto& proto, std::string* movable_raw, const fs::path& base_dir,
+                     const std::string& what) {
   const int32_t type = proto.data_type();
   if (!dtype_is_supported(type)) {
     if (type == 0) fail(what + ": tensor has no element type");
@@ -137,6 +141,7 @@ Tensor tensor_from_proto(const onnx::TensorProto& proto, const fs::path& base_di
     if (!(proto.raw_data().size() == bytes))
       fail(what + ": raw_data has " + std::to_string(proto.raw_data().size()) + " bytes but shape " + shape_str(shape) +
            " of " + dtype_name(dtype) + " needs " + std::to_string(bytes));
+    if (movable_raw && bytes) return Tensor::adopt(dtype, shape, std::move(*movable_raw));
     Tensor out(dtype, shape);
     if (bytes) std::memcpy(out.raw(), proto.raw_data().data(), bytes);
     return out;
@@ -169,6 +174,16 @@ Tensor tensor_from_proto(const onnx::TensorProto& proto, const fs::path& base_di
     else copy_typed_field(proto.int32_data(), numel, what, put);
   });
   return out;
+}
+
+}  // namespace
+
+Tensor tensor_from_proto(const onnx::TensorProto& proto, const fs::path& base_dir, const std::string& what) {
+  return decode_tensor(proto, nullptr, base_dir, what);
+}
+
+Tensor tensor_from_proto(onnx::TensorProto&& proto, const fs::path& base_dir, const std::string& what) {
+  return decode_tensor(proto, proto.has_raw_data() ? proto.mutable_raw_data() : nullptr, base_dir, what);
 }
 
 Tensor load_tensor_pb(const fs::path& path, std::string* name) {
@@ -208,7 +223,7 @@ struct GraphLoader {
     return info;
   }
 
-  Attribute attribute(const onnx::AttributeProto& a, const std::string& where, int depth,
+  Attribute attribute(onnx::AttributeProto& a, const std::string& where, int depth,
                       const std::map<std::string, int64_t>& opsets) {
     Attribute out;
     using A = onnx::AttributeProto;
@@ -228,18 +243,25 @@ struct GraphLoader {
       case A::FLOAT: out.kind = Attribute::Kind::Float; out.f = a.f(); break;
       case A::INT: out.kind = Attribute::Kind::Int; out.i = a.i(); break;
       case A::STRING: out.kind = Attribute::Kind::String; out.s = a.s(); break;
-      case A::TENSOR: out.kind = Attribute::Kind::Tensor; out.t = tensor_from_proto(a.t(), base_dir, file + ": " + what); break;
-      case A::GRAPH: out.kind = Attribute::Kind::Graph; out.g = graph(a.g(), depth + 1, opsets); break;
+      case A::TENSOR:
+        out.kind = Attribute::Kind::Tensor;
+        out.t = tensor_from_proto(std::move(*a.mutable_t()), base_dir, file + ": " + what);
+        break;
+      case A::GRAPH:
+        out.kind = Attribute::Kind::Graph;
+        out.g = graph(*a.mutable_g(), depth + 1, opsets);
+        break;
       case A::FLOATS: out.kind = Attribute::Kind::Floats; out.floats.assign(a.floats().begin(), a.floats().end()); break;
       case A::INTS: out.kind = Attribute::Kind::Ints; out.ints.assign(a.ints().begin(), a.ints().end()); break;
       case A::STRINGS: out.kind = Attribute::Kind::Strings; out.strings.assign(a.strings().begin(), a.strings().end()); break;
       case A::TENSORS:
         out.kind = Attribute::Kind::Tensors;
-        for (const auto& t : a.tensors()) out.tensors.push_back(tensor_from_proto(t, base_dir, file + ": " + what));
+        for (auto& t : *a.mutable_tensors())
+          out.tensors.push_back(tensor_from_proto(std::move(t), base_dir, file + ": " + what));
         break;
       case A::GRAPHS:
         out.kind = Attribute::Kind::Graphs;
-        for (const auto& g : a.graphs()) out.graphs.push_back(graph(g, depth + 1, opsets));
+        for (auto& g : *a.mutable_graphs()) out.graphs.push_back(graph(g, depth + 1, opsets));
         break;
       default: out.kind = Attribute::Kind::Other; break;  // sparse tensors, type protos: kept opaque
     }
@@ -265,17 +287,20 @@ struct GraphLoader {
     return free;
   }
 
-  std::shared_ptr<Graph> graph(const onnx::GraphProto& proto, int depth, const std::map<std::string, int64_t>& opsets) {
+  // Takes the initializers' bytes out of `proto` rather than copying them.
+  std::shared_ptr<Graph> graph(onnx::GraphProto& proto, int depth, const std::map<std::string, int64_t>& opsets) {
     if (!(depth <= limits.max_subgraph_depth))
       fail(file + ": subgraphs nested deeper than " + std::to_string(limits.max_subgraph_depth) + " levels");
     auto g = std::make_shared<Graph>();
     g->name = proto.name();
     g->opsets = opsets;
     if (!(proto.sparse_initializer_size() == 0)) fail(file + ": sparse initializers are not supported");
-    for (const auto& init : proto.initializer()) {
+    for (auto& init : *proto.mutable_initializer()) {
       if (!(!init.name().empty())) fail(file + ": an initializer has no name");
       if (!(!g->initializers.count(init.name()))) fail(file + ": initializer '" + init.name() + "' is defined twice");
-      g->initializers.emplace(init.name(), tensor_from_proto(init, base_dir, file + ": initializer '" + init.name() + "'"));
+      const std::string name = init.name();
+      g->initializers.emplace(name,
+                              tensor_from_proto(std::move(init), base_dir, file + ": initializer '" + name + "'"));
     }
     for (const auto& in : proto.input())
       if (!g->initializers.count(in.name())) g->inputs.push_back(value_info(in));
@@ -283,7 +308,7 @@ struct GraphLoader {
 
     std::vector<Node> nodes;
     nodes.reserve(static_cast<size_t>(proto.node_size()));
-    for (const auto& n : proto.node()) {
+    for (auto& n : *proto.mutable_node()) {
       Node node;
       node.op_type = n.op_type();
       node.domain = n.domain() == "ai.onnx" ? "" : n.domain();
@@ -291,7 +316,8 @@ struct GraphLoader {
       if (!(!node.op_type.empty())) fail(file + ": " + node.label() + " has no op_type");
       node.inputs.assign(n.input().begin(), n.input().end());
       node.outputs.assign(n.output().begin(), n.output().end());
-      for (const auto& a : n.attribute()) node.attributes[a.name()] = attribute(a, file + ": " + node.label(), depth, opsets);
+      for (auto& a : *n.mutable_attribute())
+        node.attributes[a.name()] = attribute(a, file + ": " + node.label(), depth, opsets);
       for (const auto& [key, a] : node.attributes) {
         std::vector<std::shared_ptr<const Graph>> subgraphs = a.graphs;
         if (a.g) subgraphs.push_back(a.g);
@@ -370,7 +396,7 @@ struct GraphLoader {
 
 namespace {
 
-Model model_from_proto(const onnx::ModelProto& proto, const fs::path& base_dir, const std::string& display_name,
+Model model_from_proto(onnx::ModelProto& proto, const fs::path& base_dir, const std::string& display_name,
                        const LoadLimits& limits) {
   if (!(proto.has_graph())) fail(display_name + ": not an ONNX model (no graph)");
   if (!(proto.ir_version() > 0)) fail(display_name + ": not an ONNX model (no IR version)");
@@ -387,7 +413,7 @@ Model model_from_proto(const onnx::ModelProto& proto, const fs::path& base_dir, 
   }
   if (!opsets.count("") && proto.ir_version() < 3) opsets[""] = 1;  // IR v1/v2 models predate opset_import
   GraphLoader loader{base_dir, display_name, limits};
-  model.graph = loader.graph(proto.graph(), 0, opsets);
+  model.graph = loader.graph(*proto.mutable_graph(), 0, opsets);
   return model;
 }
 

@@ -26,6 +26,8 @@ Model load_model_from_bytes(const std::string& bytes, const std::filesystem::pat
 // Decodes a TensorProto (raw_data, typed fields or external data resolved under base_dir only).
 // `what` names the tensor in error messages.
 Tensor tensor_from_proto(const onnx::TensorProto& proto, const std::filesystem::path& base_dir, const std::string& what);
+// The same, taking over the proto's raw_data (no copy of the bytes) when it has them.
+Tensor tensor_from_proto(onnx::TensorProto&& proto, const std::filesystem::path& base_dir, const std::string& what);
 // Reads a serialized TensorProto file (.pb), as in ONNX test data sets.
 Tensor load_tensor_pb(const std::filesystem::path& path, std::string* name = nullptr);
 

@@ -91,6 +91,18 @@ Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape
   storage_ = StorageCache::instance().allocate(bytes > 0 ? bytes : 1);
 }
 
+Tensor Tensor::adopt(DType dtype, Shape shape, std::string bytes) {
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  t.numel_ = shape_numel(t.shape_);
+  if (!(bytes.size() == t.nbytes() && !bytes.empty()))
+    fail("adopt: " + std::to_string(bytes.size()) + " bytes for " + shape_str(t.shape_) + " of " + dtype_name(dtype));
+  auto owner = std::make_shared<std::string>(std::move(bytes));
+  t.storage_ = std::shared_ptr<std::byte[]>(owner, reinterpret_cast<std::byte*>(owner->data()));
+  return t;
+}
+
 Tensor Tensor::zeros(DType dtype, Shape shape) {
   Tensor t(dtype, std::move(shape));
   std::memset(t.raw(), 0, t.nbytes());
