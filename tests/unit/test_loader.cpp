@@ -113,6 +113,21 @@ TEST(Loader, DecodesRawDataAndExternalData) {
   EXPECT_EQ(m.graph->initializers.at("ext").to_double_vector(), (std::vector<double>{1, 2, 3}));
 }
 
+// Initializers take their raw_data bytes over rather than copying them; the bytes must fit the shape.
+TEST(Loader, RawDataBecomesTheTensorsStorageWithoutACopy) {
+  onnx::TensorProto proto;
+  proto.set_data_type(onnx::TensorProto::FLOAT);
+  proto.add_dims(64);
+  std::vector<float> values(64);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = 0.5f * float(i);
+  proto.set_raw_data(std::string(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float)));
+  const void* bytes = proto.raw_data().data();
+  const Tensor t = tensor_from_proto(std::move(proto), ".", "t");
+  EXPECT_EQ(t.raw(), bytes);
+  EXPECT_EQ(t.to_double_vector(), std::vector<double>(values.begin(), values.end()));
+  EXPECT_THROW(Tensor::adopt(DType::Float32, {3}, std::string(8, '\0')), Error);
+}
+
 TEST(Loader, InputsThatAreInitializersBecomeOverridableDefaults) {
   ModelBuilder b;
   b.input("x", onnx::TensorProto::FLOAT, {2});
