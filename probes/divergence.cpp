@@ -44,9 +44,13 @@ std::vector<Divergence> Divergence::of_each(const Tensor& ref, const std::vector
                                             const Params& params, int64_t sample,
                                             const std::vector<ExpHistogram*>& target_hists) {
   const size_t count = targets.size();
-  for (const Tensor* tgt : targets)
+  // Checked here, not in the chunks: those run in a parallel region, which an exception must not leave.
+  if (!(dtype_is_float(ref.dtype()))) fail("divergence of a " + dtype_name(ref.dtype()) + " tensor");
+  for (const Tensor* tgt : targets) {
     if (!(ref.numel() == tgt->numel()))
       fail("reference and target tensors differ in size: " + shape_str(ref.shape()) + " vs " + shape_str(tgt->shape()));
+    if (!(dtype_is_float(tgt->dtype()))) fail("divergence from a " + dtype_name(tgt->dtype()) + " tensor");
+  }
   auto hist_of = [&](size_t j) { return j < target_hists.size() ? target_hists[j] : nullptr; };
   bool all_float32 = ref.dtype() == DType::Float32;
   for (const Tensor* tgt : targets) all_float32 = all_float32 && tgt->dtype() == DType::Float32;
@@ -64,16 +68,13 @@ std::vector<Divergence> Divergence::of_each(const Tensor& ref, const std::vector
           for (size_t j = 0; j < count; ++j) at[j] = float_targets[j] + begin;
           fast::divergences(ref.data<float>() + begin, at.data(), static_cast<int>(count), end - begin, params,
                             c.data());
-          bool finite = true;
-          for (const Chunk& one : c) finite = finite && std::isfinite(one.sum_ref_sq + one.sum_tgt_sq);
-          if (finite) {
-            for (size_t j = 0; j < count; ++j)
-              if (hist_of(j)) fast::histogram(at[j], end - begin, c[j].target_hist);
-            return c;
-          }
-          c.assign(count, Chunk{});  // NaN/Inf in the chunk: the general code below
         }
-        for (size_t j = 0; j < count; ++j)
+        for (size_t j = 0; j < count; ++j) {
+          if (all_float32 && std::isfinite(c[j].sum_ref_sq + c[j].sum_tgt_sq)) {
+            if (hist_of(j)) fast::histogram(float_targets[j] + begin, end - begin, c[j].target_hist);
+            continue;
+          }
+          c[j] = Chunk{};  // NaN/Inf in this target's chunk, or not float32 storage: the general code
           visit_float(targets[j]->dtype(), [&](auto tag) {
             using T = typename decltype(tag)::type;
             const T* t = static_cast<const T*>(targets[j]->raw());
@@ -83,6 +84,7 @@ std::vector<Divergence> Divergence::of_each(const Tensor& ref, const std::vector
               if (hist_of(j)) c[j].target_hist.add(x);
             });
           });
+        }
         return c;
       },
       [&](const Chunks& c) {

@@ -3,6 +3,7 @@
 #include <openssl/evp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -19,13 +20,15 @@ namespace mpa::cli {
 namespace {
 
 // SHA-256 of a file, read in 1 MiB pieces: a whole-file copy in memory would cost as much as the model.
-std::string sha256_file_hex(const std::filesystem::path& path) {
+// Returns early (an empty string) once `stop` is set.
+std::string sha256_file_hex(const std::filesystem::path& path, const std::atomic<bool>& stop) {
   std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
   if (!(ctx && EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr))) fail("SHA-256 is not available");
   std::ifstream in(path, std::ios::binary);
   if (!in) fail(path.string() + ": cannot open for reading");
   std::vector<char> piece(size_t{1} << 20);
   while (in) {
+    if (stop) return {};
     in.read(piece.data(), static_cast<std::streamsize>(piece.size()));
     EVP_DigestUpdate(ctx.get(), piece.data(), static_cast<size_t>(in.gcount()));
   }
@@ -161,10 +164,22 @@ struct AuditJob::Loaded {
 AuditJob::AuditJob(AuditJobArgs args) : args_(std::move(args)), loaded_(std::make_unique<Loaded>()) {
   // Options first: a typo fails before a large model is read.
   loaded_->options = audit_options(args_);
-  // The file is parsed as it is read, and hashed meanwhile on another thread.
-  std::future<std::string> sha256 = std::async(std::launch::async, sha256_file_hex, std::filesystem::path(args_.model));
-  loaded_->model = load_model(args_.model);
-  loaded_->sha256 = sha256.get();
+  // The file is parsed as it is read and, when it is a regular file the loader accepts, hashed meanwhile
+  // on another thread (a second read, from the page cache); anything else gets the loader's own error.
+  const std::filesystem::path path(args_.model);
+  std::error_code ec;
+  const bool hash_alongside = std::filesystem::is_regular_file(path, ec) &&
+                              std::filesystem::file_size(path, ec) <= LoadLimits{}.max_file_bytes && !ec;
+  std::atomic<bool> stop_hashing{false};
+  std::future<std::string> sha256;
+  if (hash_alongside) sha256 = std::async(std::launch::async, sha256_file_hex, path, std::cref(stop_hashing));
+  try {
+    loaded_->model = load_model(path);
+  } catch (...) {
+    stop_hashing = true;
+    throw;
+  }
+  loaded_->sha256 = hash_alongside ? sha256.get() : sha256_file_hex(path, stop_hashing);
   loaded_->samples = std::make_unique<SampleSource>(*loaded_->model.graph, sample_options(args_.inputs));
   std::tie(loaded_->first, loaded_->last) = shard_range(args_.shard, loaded_->samples->count());
 }

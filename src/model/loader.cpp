@@ -141,7 +141,8 @@ Tensor decode_tensor(const onnx::TensorProto& proto, std::string* movable_raw, c
     if (!(proto.raw_data().size() == bytes))
       fail(what + ": raw_data has " + std::to_string(proto.raw_data().size()) + " bytes but shape " + shape_str(shape) +
            " of " + dtype_name(dtype) + " needs " + std::to_string(bytes));
-    if (movable_raw && bytes) return Tensor::adopt(dtype, shape, std::move(*movable_raw));
+    // Small tensors are copied: a string that short may keep its bytes inside itself, less aligned.
+    if (movable_raw && bytes >= 64) return Tensor::adopt(dtype, shape, std::move(*movable_raw));
     Tensor out(dtype, shape);
     if (bytes) std::memcpy(out.raw(), proto.raw_data().data(), bytes);
     return out;

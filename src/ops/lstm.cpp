@@ -23,8 +23,8 @@ class LstmOp : public OpKernel {
     if (ctx.has_input(7)) {
       const Tensor& p = ctx.input(7);
       if (p.shape() != Shape{attrs_.directions, 3 * H} || p.dtype() != DTypeOf<T>::value)
-        fail(ctx.node().label() + ": P has shape " + shape_str(p.shape()) + ", expected " +
-             shape_str({attrs_.directions, 3 * H}));
+        fail(ctx.node().label() + ": P has shape " + shape_str(p.shape()) + " of " + dtype_name(p.dtype()) +
+             ", expected " + shape_str({attrs_.directions, 3 * H}) + " of " + dtype_name(DTypeOf<T>::value));
       peep = p.data<T>();
     }
     std::vector<std::vector<T>> final_h, final_c;

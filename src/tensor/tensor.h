@@ -28,7 +28,8 @@ class Tensor {
     *t.data<T>() = value;
     return t;
   }
-  // A tensor over `bytes` laid out as `shape` of `dtype` (a model file's raw_data), without a copy.
+  // A tensor over `bytes` laid out as `shape` of `dtype` (a model file's raw_data), without a copy. The
+  // bytes must be aligned for the type where they lie, as a heap-allocated (not short) string's are.
   static Tensor adopt(DType dtype, Shape shape, std::string bytes);
   template <class T> static Tensor from_vector(const std::vector<T>& values, Shape shape) {
     Tensor t(dtype_of<T>, std::move(shape));

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "probes/fast_paths.h"
@@ -36,6 +37,9 @@ std::vector<Case> cases() {
       {"wide", make(9999, [&] { return (unit(rng) < 0.5f ? -1.f : 1.f) * std::exp2(-149.f + 249.f * unit(rng)); })},
       {"subnormal", make(4097, [&] { return std::ldexp(normal(rng), -135); })},
       {"zeros", make(200, [] { return 0.f; })},
+      // one -1e9 (a mask value) among small values: nearly all lie below the histogram's window
+      {"outlier",
+       make(5000, [&, first = true]() mutable { return std::exchange(first, false) ? -1e9f : normal(rng); })},
       {"short", make(37, [&] { return 1e4f * normal(rng); })},
   };
 }
