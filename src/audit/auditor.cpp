@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -132,6 +133,26 @@ struct InnerCapture {
   size_t bytes = 0;
 };
 
+// One sample's figures of one output: what a node that only moves values (Reshape, Transpose, ...) has
+// too, since every probe figure is the same for any order of the same values.
+struct OutputFigures {
+  probes::RangeProbe range;
+  probes::ExpHistogram hist;
+  std::vector<probes::FormatFit> fits;                 // per target
+  std::vector<probes::Divergence> stored, propagated;  // per target
+  std::vector<probes::ExpHistogram> propagated_hist;   // per target
+  size_t propagated_targets = 0;                       // targets whose propagated run was compared
+
+  explicit OutputFigures(size_t targets)
+      : fits(targets), stored(targets), propagated(targets), propagated_hist(targets) {}
+};
+
+// Ops whose one output holds exactly the values of input 0, in another order or shape.
+bool only_moves_values(const Node& node) {
+  static const std::set<std::string> ops = {"Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose"};
+  return node.domain.empty() && ops.count(node.op_type) && node.outputs.size() == 1 && !node.inputs.empty();
+}
+
 // How the isolated figures of one run of a node against one target are obtained.
 enum class IsolatedRun {
   None,    // no floating values
@@ -157,6 +178,8 @@ struct Auditor::Impl {
   std::vector<size_t> top_slot;                        // graph node index -> slot in `nodes`
   std::unordered_map<const Node*, size_t> inner_slot;  // node of a subgraph -> slot in `nodes`
   std::vector<bool> kept_fp32;                         // by graph node index
+  // Values whose figures a value-moving node reuses (only_moves_values): kept per sample until released.
+  std::unordered_set<std::string> figures_reused;
   std::vector<probes::Divergence::Params> divergence_params;
   Auditor::TimeSplit time;
 
@@ -184,6 +207,12 @@ struct Auditor::Impl {
     }
     inner_initializers.resize(options.targets.size());
     mark_kept_nodes();
+    // Reuse needs the value-moving node's runs to be plain permutations of its input's in every stream:
+    // no node computing in fp32 amid the format, no per-tensor FP8 scale.
+    bool reuse = options.keep_fp32.empty();
+    for (size_t k = 0; k < options.targets.size(); ++k) reuse = reuse && !scaled(k);
+    for (const Node& node : graph->nodes)
+      if (reuse && only_moves_values(node)) figures_reused.insert(node.inputs[0]);
     for (size_t i = 0; i < graph->nodes.size(); ++i)
       top_slot.push_back(add_to_skeleton(graph->nodes[i], {graph.get()}, graph->nodes[i].name, "", kept_fp32[i]));
   }
@@ -272,8 +301,8 @@ struct Auditor::Impl {
   }
 
   // Reference statistics of one output: range, histogram and format fit for every target, one pass.
-  // Returns this sample's absmax of the tensor.
-  double observe_reference(report::TensorStats& stats, const Tensor& ref) {
+  // Returns this sample's absmax of the tensor; `keep` (when given) receives this sample's figures.
+  double observe_reference(report::TensorStats& stats, const Tensor& ref, OutputFigures* keep) {
     std::vector<probes::FormatFit::Bounds> bounds;
     for (Format f : options.targets) bounds.emplace_back(storage_of(f));
     struct Chunk {
@@ -321,6 +350,11 @@ struct Auditor::Impl {
     stats.range.merge(range);
     stats.hist.merge(hist);
     for (size_t k = 0; k < fits.size(); ++k) stats.targets[target_name(k)].fit.merge(fits[k]);
+    if (keep) {
+      keep->range = range;
+      keep->hist = hist;
+      keep->fits = std::move(fits);
+    }
     return range.absmax();
   }
 
@@ -329,15 +363,25 @@ struct Auditor::Impl {
     std::vector<double> absmax;                // per output, this run's (FP8 scales)
     std::vector<std::vector<Tensor>> tensors;  // [target][output]: consumers' isolated inputs
   };
-  StoredOutputs observe_reference_outputs(report::NodeStats& stats, const std::vector<const Tensor*>& ref_out) {
+  // `keep[o]` (when given and not null) receives output o's figures of this sample; `reused` (when not
+  // null) stands for output 0's figures, which are its input's (only_moves_values).
+  StoredOutputs observe_reference_outputs(report::NodeStats& stats, const std::vector<const Tensor*>& ref_out,
+                                          const std::vector<OutputFigures*>& keep, const OutputFigures* reused) {
     const size_t targets = options.targets.size();
     StoredOutputs s{std::vector<double>(ref_out.size(), 0.0),
                     std::vector<std::vector<Tensor>>(targets, std::vector<Tensor>(ref_out.size()))};
     for (size_t o = 0; o < ref_out.size(); ++o) {
       if (!stats.tensors[o].measured || !ref_out[o]) continue;
-      {
+      OutputFigures* kept_figures = o < keep.size() ? keep[o] : nullptr;
+      if (reused && o == 0) {
+        stats.tensors[o].range.merge(reused->range);
+        stats.tensors[o].hist.merge(reused->hist);
+        for (size_t k = 0; k < targets; ++k) stats.tensors[o].targets[target_name(k)].fit.merge(reused->fits[k]);
+        if (kept_figures) *kept_figures = *reused;
+        s.absmax[o] = reused->range.absmax();
+      } else {
         ScopedSeconds probing(time.probes);
-        s.absmax[o] = observe_reference(stats.tensors[o], *ref_out[o]);
+        s.absmax[o] = observe_reference(stats.tensors[o], *ref_out[o], kept_figures);
       }
       ScopedSeconds converting(time.convert);
       for (size_t k = 0; k < targets; ++k)
@@ -375,10 +419,11 @@ struct Auditor::Impl {
   // Merges one run's figures against target k into the node's statistics, each output's runs compared
   // with its reference in one pass: the reference stored in the format, the isolated run (`iso_out`, when
   // `how` is Run), the propagated run (`prop_out`, empty for a run whose propagated twin comes later).
+  // `keep` and `reused` as for observe_reference_outputs (a reused node's isolated run is its stored copy).
   void measure_target_runs(report::NodeStats& stats, size_t k, IsolatedRun how,
                            const std::vector<const Tensor*>& ref_out, const StoredOutputs& stored,
                            const std::vector<Tensor>& iso_out, const std::vector<const Tensor*>& prop_out,
-                           int64_t sample) {
+                           int64_t sample, const std::vector<OutputFigures*>& keep, const OutputFigures* reused) {
     ScopedSeconds probing(time.probes);
     auto comparable = [&](const Tensor* run, size_t o) {
       return run && run->defined() && run->numel() == ref_out[o]->numel() && is_float(run->dtype());
@@ -386,7 +431,16 @@ struct Auditor::Impl {
     for (size_t o = 0; o < ref_out.size(); ++o) {
       if (!stats.tensors[o].measured || !ref_out[o]) continue;
       report::TensorTarget& tt = stats.tensors[o].targets[target_name(k)];
+      OutputFigures* kept_figures = o < keep.size() ? keep[o] : nullptr;
+      if (reused && o == 0) {
+        tt.stored.merge(reused->stored[k]);
+        tt.isolated.merge(reused->stored[k]);
+        tt.propagated.merge(reused->propagated[k]);
+        tt.propagated_hist.merge(reused->propagated_hist[k]);
+        continue;  // kept_figures got all of `reused` in observe_reference_outputs
+      }
       std::vector<const Tensor*> runs{&stored.tensors[k][o]};
+      probes::ExpHistogram propagated_hist;
       std::vector<probes::ExpHistogram*> hists{nullptr};
       const Tensor* iso = how == IsolatedRun::Exact                       ? ref_out[o]
                           : how == IsolatedRun::Run && o < iso_out.size() ? &iso_out[o]
@@ -395,13 +449,22 @@ struct Auditor::Impl {
       if (iso_at) runs.push_back(iso), hists.push_back(nullptr);
       const Tensor* prop = o < prop_out.size() ? prop_out[o] : nullptr;
       const size_t prop_at = comparable(prop, o) ? runs.size() : 0;
-      if (prop_at) runs.push_back(prop), hists.push_back(&tt.propagated_hist);
+      if (prop_at) runs.push_back(prop), hists.push_back(&propagated_hist);
       const std::vector<probes::Divergence> d =
           probes::Divergence::of_each(*ref_out[o], runs, divergence_params[k], sample, hists);
       tt.stored.merge(d[0]);
       if (how == IsolatedRun::Stored) tt.isolated.merge(d[0]);
       if (iso_at) tt.isolated.merge(d[iso_at]);
       if (prop_at) tt.propagated.merge(d[prop_at]);
+      tt.propagated_hist.merge(propagated_hist);
+      if (kept_figures) {
+        kept_figures->stored[k] = d[0];
+        if (prop_at) {
+          kept_figures->propagated[k] = d[prop_at];
+          kept_figures->propagated_hist[k] = propagated_hist;
+          ++kept_figures->propagated_targets;
+        }
+      }
     }
   }
 
@@ -475,7 +538,7 @@ struct Auditor::Impl {
     report::NodeStats& stats = nodes[inner_slot.at(&node)];
     ++stats.executions;
     ensure_tensor_stats(stats, node.outputs, ref_out);
-    const StoredOutputs stored = observe_reference_outputs(stats, ref_out);
+    const StoredOutputs stored = observe_reference_outputs(stats, ref_out, {}, nullptr);
     const bool has_float = touches_floats(inputs, ref_out);
     for (size_t k = 0; k < options.targets.size(); ++k) {
       // The reference values the node reads, stored in the format; initializers converted once per audit.
@@ -499,7 +562,7 @@ struct Auditor::Impl {
       const IsolatedRun how = isolated_run(node, k, has_float, kept);
       const std::vector<Tensor> iso_out =
           how == IsolatedRun::Run ? run_isolated(inner, index, k, value, stored) : std::vector<Tensor>{};
-      measure_target_runs(stats, k, how, ref_out, stored, iso_out, {}, sample);
+      measure_target_runs(stats, k, how, ref_out, stored, iso_out, {}, sample, {}, nullptr);
     }
     // Only measured (floating) outputs are compared with the target run: the others are not kept.
     if (capture.bytes >= InnerCapture::kBudgetBytes || !has_float) return;
@@ -524,6 +587,7 @@ struct Auditor::Impl {
     std::vector<Stream> propagated(targets);
     // Isolated inputs: reference values converted to each target format, cached until their last reader.
     std::vector<ValueMap> isolated_inputs(targets);
+    std::unordered_map<std::string, OutputFigures> figures;  // of values in figures_reused, until released
     for (size_t k = 0; k < targets; ++k) {
       propagated[k].initializers = &target_initializers[k];
       propagated[k].fp32_initializers = &graph->initializers;
@@ -558,7 +622,17 @@ struct Auditor::Impl {
         for (Tensor& t : ref_out) t = t.defined() ? widen_to_double(t) : t;
       const std::vector<const Tensor*> ref_view = views_of(ref_out);
       ensure_tensor_stats(stats, node.outputs, ref_view);
-      StoredOutputs stored = observe_reference_outputs(stats, ref_view);
+      // This sample's figures of the values a value-moving node will reuse, and those it reuses.
+      std::vector<OutputFigures*> keep(node.outputs.size(), nullptr);
+      for (size_t o = 0; o < node.outputs.size(); ++o)
+        if (figures_reused.count(node.outputs[o]))
+          keep[o] = &figures.insert_or_assign(node.outputs[o], OutputFigures(targets)).first->second;
+      const OutputFigures* reused = nullptr;
+      if (only_moves_values(node) && ref_in[0] && ref_view[0] && ref_in[0]->numel() == ref_view[0]->numel() &&
+          ref_in[0]->dtype() == ref_view[0]->dtype())
+        if (auto f = figures.find(node.inputs[0]); f != figures.end() && f->second.propagated_targets == targets)
+          reused = &f->second;
+      StoredOutputs stored = observe_reference_outputs(stats, ref_view, keep, reused);
       const bool has_float = touches_floats(ref_in, ref_view);
 
       for (size_t k = 0; k < targets; ++k) {
@@ -590,7 +664,7 @@ struct Auditor::Impl {
         const IsolatedRun how = isolated_run(node, k, has_float, kept);
         const std::vector<Tensor> iso_out =
             how == IsolatedRun::Run ? run_isolated(session, i, k, isolated_value, stored) : std::vector<Tensor>{};
-        measure_target_runs(stats, k, how, ref_view, stored, iso_out, views_of(prop_out), sample);
+        measure_target_runs(stats, k, how, ref_view, stored, iso_out, views_of(prop_out), sample, keep, reused);
         for (size_t o = 0; o < node.outputs.size(); ++o)
           if (!node.outputs[o].empty()) propagated[k].store(node.outputs[o], std::move(prop_out[o]), kept);
         // The output stored in the format is its consumers' isolated input.
@@ -602,6 +676,7 @@ struct Auditor::Impl {
         if (!node.outputs[o].empty()) reference.values[node.outputs[o]] = std::move(ref_out[o]);
       for (const auto& name : session.release_after(i)) {
         reference.release(name);
+        figures.erase(name);
         for (size_t k = 0; k < targets; ++k) {
           propagated[k].release(name);
           isolated_inputs[k].erase(name);

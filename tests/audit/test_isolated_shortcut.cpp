@@ -124,3 +124,42 @@ TEST(IsolatedShortcut, ReportCarriesTheStoredFiguresAsIsolated) {
     }
   }
 }
+
+// Transpose and Reshape only move values: every figure of their outputs equals their input's, the
+// MaxPool output (the audit reuses the input's figures instead of measuring the same values again).
+TEST(IsolatedShortcut, ValueMovingNodesCarryTheirInputsFigures) {
+  const Model model = selection_model();
+  Auditor auditor(model.graph, AuditOptions{});
+  auditor.observe({{"x", input_sample()}}, 0);
+  auditor.observe({{"x", Tensor::from_vector<float>(std::vector<float>(3 * 8 * 8, 70000.f), {1, 3, 8, 8})}}, 1);
+  report::Report rep;
+  rep.config.targets = {"fp16"};
+  auditor.fill(rep);
+  auto tensor_of = [&](const std::string& name) -> const report::TensorStats& {
+    for (const report::NodeStats& node : rep.nodes)
+      if (node.name == name) return node.tensors.at(0);
+    throw std::runtime_error("no node " + name);
+  };
+  const report::TensorStats& pooled = tensor_of("pool");
+  for (const char* name : {"transpose", "reshape"}) {
+    SCOPED_TRACE(name);
+    const report::TensorStats& moved = tensor_of(name);
+    EXPECT_EQ(moved.range.count, pooled.range.count);
+    EXPECT_EQ(moved.range.min, pooled.range.min);
+    EXPECT_EQ(moved.range.max, pooled.range.max);
+    EXPECT_EQ(moved.range.zeros, pooled.range.zeros);
+    EXPECT_EQ(moved.range.sum, pooled.range.sum);
+    EXPECT_EQ(moved.hist.counts, pooled.hist.counts);
+    const report::TensorTarget &m = moved.targets.at("fp16"), &p = pooled.targets.at("fp16");
+    EXPECT_EQ(m.fit.overflow, p.fit.overflow);
+    EXPECT_GT(m.fit.overflow, 0);  // the second sample overflows fp16
+    for (auto [a, b] : {std::pair{&m.stored, &p.stored}, {&m.isolated, &p.stored}, {&m.propagated, &p.propagated}}) {
+      EXPECT_EQ(a->compared, b->compared);
+      EXPECT_EQ(a->inf, b->inf);
+      EXPECT_EQ(a->max_abs, b->max_abs);
+      EXPECT_EQ(a->sum_sq_err, b->sum_sq_err);
+      EXPECT_EQ(a->worst_sample, b->worst_sample);
+    }
+    EXPECT_EQ(m.propagated_hist.counts, p.propagated_hist.counts);
+  }
+}
