@@ -280,3 +280,31 @@ TEST(Golden, Fp8AbsmaxScalingFitsTensorsThatOverflowUnscaled) {
   EXPECT_GT(sqnr, 20);
   EXPECT_LT(sqnr, 40);
 }
+
+// A recurrent model audits against an fp64 reference too (LSTM computes in double there): the fp16 run's
+// error measured against the exact result is close to that against the fp32 reference.
+TEST(Golden, LstmAuditsAgainstAnFp64Reference) {
+  const int64_t steps = 6, batch = 2, input = 4, hidden = 8;
+  ModelBuilder b;
+  b.input("x", onnx::TensorProto::FLOAT, {steps, batch, input});
+  b.initializer("w", {1, 4 * hidden, input}, values(size_t(4 * hidden * input), 0.5f, 21));
+  b.initializer("r", {1, 4 * hidden, hidden}, values(size_t(4 * hidden * hidden), 0.5f, 22));
+  b.initializer("b", {1, 8 * hidden}, values(size_t(8 * hidden), 0.1f, 23));
+  auto& lstm = b.node("LSTM", {"x", "w", "r", "b"}, {"y", "y_h"}, "lstm");
+  onnx::AttributeProto* size = lstm.add_attribute();
+  size->set_name("hidden_size");
+  size->set_type(onnx::AttributeProto::INT);
+  size->set_i(hidden);
+  b.output("y");
+  b.output("y_h");
+  const std::vector<TensorMap> samples = {{{"x", normal({steps, batch, input}, 1.f, 0.f, 24)}}};
+  AuditOptions in_double;
+  in_double.reference = Format::FP64;
+  const Audited exact = audit(b, samples, in_double), fp32 = audit(b, samples);
+  const probes::Divergence &vs_exact = exact.node("lstm").tensors.at(0).targets.at("fp16").propagated,
+                           &vs_fp32 = fp32.node("lstm").tensors.at(0).targets.at("fp16").propagated;
+  EXPECT_EQ(vs_exact.compared, steps * batch * hidden);
+  EXPECT_GT(vs_exact.sqnr_db(), 40);
+  EXPECT_NEAR(vs_exact.sqnr_db(), vs_fp32.sqnr_db(), 1.0);
+  EXPECT_EQ(exact.node("lstm").tensors.at(0).dtype, "float32");  // reported as the model's type
+}
