@@ -133,18 +133,22 @@ struct InnerCapture {
   size_t bytes = 0;
 };
 
+// One sample's reference figures of one output: range, histogram, format fit per target.
+struct ReferenceFigures {
+  probes::RangeProbe range;
+  probes::ExpHistogram hist;
+  std::vector<probes::FormatFit> fits;
+};
+
 // One sample's figures of one output: what a node that only moves values (Reshape, Transpose, ...) has
 // too, since every probe figure is the same for any order of the same values.
 struct OutputFigures {
-  probes::RangeProbe range;
-  probes::ExpHistogram hist;
-  std::vector<probes::FormatFit> fits;                 // per target
+  ReferenceFigures reference;
   std::vector<probes::Divergence> stored, propagated;  // per target
   std::vector<probes::ExpHistogram> propagated_hist;   // per target
   size_t propagated_targets = 0;                       // targets whose propagated run was compared
 
-  explicit OutputFigures(size_t targets)
-      : fits(targets), stored(targets), propagated(targets), propagated_hist(targets) {}
+  explicit OutputFigures(size_t targets) : stored(targets), propagated(targets), propagated_hist(targets) {}
 };
 
 // Ops whose one output holds exactly the values of input 0, in another order or shape.
@@ -300,9 +304,9 @@ struct Auditor::Impl {
     }
   }
 
-  // Reference statistics of one output: range, histogram and format fit for every target, one pass.
-  // Returns this sample's absmax of the tensor; `keep` (when given) receives this sample's figures.
-  double observe_reference(report::TensorStats& stats, const Tensor& ref, OutputFigures* keep) {
+  // One sample's reference figures of one output: range, histogram and format fit for every target, one
+  // pass.
+  ReferenceFigures observe_reference(const Tensor& ref) {
     std::vector<probes::FormatFit::Bounds> bounds;
     for (Format f : options.targets) bounds.emplace_back(storage_of(f));
     struct Chunk {
@@ -347,15 +351,7 @@ struct Auditor::Impl {
         fits[k].significant_flush =
             probes::FormatFit::count_significant_flushes(ref, storage_of(options.targets[k]), range.absmax());
     }
-    stats.range.merge(range);
-    stats.hist.merge(hist);
-    for (size_t k = 0; k < fits.size(); ++k) stats.targets[target_name(k)].fit.merge(fits[k]);
-    if (keep) {
-      keep->range = range;
-      keep->hist = hist;
-      keep->fits = std::move(fits);
-    }
-    return range.absmax();
+    return {range, hist, std::move(fits)};
   }
 
   // The reference side of one run of a node's outputs: each probed, and stored in every target format.
@@ -372,17 +368,19 @@ struct Auditor::Impl {
                     std::vector<std::vector<Tensor>>(targets, std::vector<Tensor>(ref_out.size()))};
     for (size_t o = 0; o < ref_out.size(); ++o) {
       if (!stats.tensors[o].measured || !ref_out[o]) continue;
-      OutputFigures* kept_figures = o < keep.size() ? keep[o] : nullptr;
+      ReferenceFigures figures;
       if (reused && o == 0) {
-        stats.tensors[o].range.merge(reused->range);
-        stats.tensors[o].hist.merge(reused->hist);
-        for (size_t k = 0; k < targets; ++k) stats.tensors[o].targets[target_name(k)].fit.merge(reused->fits[k]);
-        if (kept_figures) *kept_figures = *reused;
-        s.absmax[o] = reused->range.absmax();
+        figures = reused->reference;
       } else {
         ScopedSeconds probing(time.probes);
-        s.absmax[o] = observe_reference(stats.tensors[o], *ref_out[o], kept_figures);
+        figures = observe_reference(*ref_out[o]);
       }
+      report::TensorStats& ts = stats.tensors[o];
+      ts.range.merge(figures.range);
+      ts.hist.merge(figures.hist);
+      for (size_t k = 0; k < targets; ++k) ts.targets[target_name(k)].fit.merge(figures.fits[k]);
+      s.absmax[o] = figures.range.absmax();
+      if (o < keep.size() && keep[o]) keep[o]->reference = std::move(figures);
       ScopedSeconds converting(time.convert);
       for (size_t k = 0; k < targets; ++k)
         s.tensors[k][o] = tensor_in_format(*ref_out[o], target_configs[k].storage, scale_for(k, s.absmax[o]));
@@ -419,7 +417,7 @@ struct Auditor::Impl {
   // Merges one run's figures against target k into the node's statistics, each output's runs compared
   // with its reference in one pass: the reference stored in the format, the isolated run (`iso_out`, when
   // `how` is Run), the propagated run (`prop_out`, empty for a run whose propagated twin comes later).
-  // `keep` and `reused` as for observe_reference_outputs (a reused node's isolated run is its stored copy).
+  // `keep` and `reused` as for observe_reference_outputs (a value-moving node's isolated run is Stored).
   void measure_target_runs(report::NodeStats& stats, size_t k, IsolatedRun how,
                            const std::vector<const Tensor*>& ref_out, const StoredOutputs& stored,
                            const std::vector<Tensor>& iso_out, const std::vector<const Tensor*>& prop_out,
@@ -431,38 +429,44 @@ struct Auditor::Impl {
     for (size_t o = 0; o < ref_out.size(); ++o) {
       if (!stats.tensors[o].measured || !ref_out[o]) continue;
       report::TensorTarget& tt = stats.tensors[o].targets[target_name(k)];
-      OutputFigures* kept_figures = o < keep.size() ? keep[o] : nullptr;
+      // This sample's divergences: the input's where the node only moves its values, else measured.
+      const probes::Divergence *stored_d, *isolated_d = nullptr, *propagated_d = nullptr;
+      const probes::ExpHistogram* propagated_hist = nullptr;
+      std::vector<probes::Divergence> d;
+      probes::ExpHistogram measured_hist;
       if (reused && o == 0) {
-        tt.stored.merge(reused->stored[k]);
-        tt.isolated.merge(reused->stored[k]);
-        tt.propagated.merge(reused->propagated[k]);
-        tt.propagated_hist.merge(reused->propagated_hist[k]);
-        continue;  // kept_figures got all of `reused` in observe_reference_outputs
+        stored_d = &reused->stored[k];
+        propagated_d = &reused->propagated[k];
+        propagated_hist = &reused->propagated_hist[k];
+      } else {
+        std::vector<const Tensor*> runs{&stored.tensors[k][o]};
+        std::vector<probes::ExpHistogram*> hists{nullptr};
+        const Tensor* iso = how == IsolatedRun::Exact                       ? ref_out[o]
+                            : how == IsolatedRun::Run && o < iso_out.size() ? &iso_out[o]
+                                                                            : nullptr;
+        const size_t iso_at = comparable(iso, o) ? runs.size() : 0;
+        if (iso_at) runs.push_back(iso), hists.push_back(nullptr);
+        const Tensor* prop = o < prop_out.size() ? prop_out[o] : nullptr;
+        const size_t prop_at = comparable(prop, o) ? runs.size() : 0;
+        if (prop_at) runs.push_back(prop), hists.push_back(&measured_hist);
+        d = probes::Divergence::of_each(*ref_out[o], runs, divergence_params[k], sample, hists);
+        stored_d = &d[0];
+        if (iso_at) isolated_d = &d[iso_at];
+        if (prop_at) propagated_d = &d[prop_at], propagated_hist = &measured_hist;
       }
-      std::vector<const Tensor*> runs{&stored.tensors[k][o]};
-      probes::ExpHistogram propagated_hist;
-      std::vector<probes::ExpHistogram*> hists{nullptr};
-      const Tensor* iso = how == IsolatedRun::Exact                       ? ref_out[o]
-                          : how == IsolatedRun::Run && o < iso_out.size() ? &iso_out[o]
-                                                                          : nullptr;
-      const size_t iso_at = comparable(iso, o) ? runs.size() : 0;
-      if (iso_at) runs.push_back(iso), hists.push_back(nullptr);
-      const Tensor* prop = o < prop_out.size() ? prop_out[o] : nullptr;
-      const size_t prop_at = comparable(prop, o) ? runs.size() : 0;
-      if (prop_at) runs.push_back(prop), hists.push_back(&propagated_hist);
-      const std::vector<probes::Divergence> d =
-          probes::Divergence::of_each(*ref_out[o], runs, divergence_params[k], sample, hists);
-      tt.stored.merge(d[0]);
-      if (how == IsolatedRun::Stored) tt.isolated.merge(d[0]);
-      if (iso_at) tt.isolated.merge(d[iso_at]);
-      if (prop_at) tt.propagated.merge(d[prop_at]);
-      tt.propagated_hist.merge(propagated_hist);
-      if (kept_figures) {
-        kept_figures->stored[k] = d[0];
-        if (prop_at) {
-          kept_figures->propagated[k] = d[prop_at];
-          kept_figures->propagated_hist[k] = propagated_hist;
-          ++kept_figures->propagated_targets;
+      if (how == IsolatedRun::Stored) isolated_d = stored_d;
+      tt.stored.merge(*stored_d);
+      if (isolated_d) tt.isolated.merge(*isolated_d);
+      if (propagated_d) {
+        tt.propagated.merge(*propagated_d);
+        tt.propagated_hist.merge(*propagated_hist);
+      }
+      if (OutputFigures* kept = o < keep.size() ? keep[o] : nullptr) {
+        kept->stored[k] = *stored_d;
+        if (propagated_d) {
+          kept->propagated[k] = *propagated_d;
+          kept->propagated_hist[k] = *propagated_hist;
+          ++kept->propagated_targets;
         }
       }
     }

@@ -164,22 +164,19 @@ struct AuditJob::Loaded {
 AuditJob::AuditJob(AuditJobArgs args) : args_(std::move(args)), loaded_(std::make_unique<Loaded>()) {
   // Options first: a typo fails before a large model is read.
   loaded_->options = audit_options(args_);
-  // The file is parsed as it is read and, when it is a regular file the loader accepts, hashed meanwhile
-  // on another thread (a second read, from the page cache); anything else gets the loader's own error.
+  // The file is parsed as it is read and hashed meanwhile on another thread (a second read, from the page
+  // cache); a file the loader refuses (no size, over the limit) fails here, before either starts.
   const std::filesystem::path path(args_.model);
-  std::error_code ec;
-  const bool hash_alongside = std::filesystem::is_regular_file(path, ec) &&
-                              std::filesystem::file_size(path, ec) <= LoadLimits{}.max_file_bytes && !ec;
+  checked_file_size(path, LoadLimits{}.max_file_bytes);
   std::atomic<bool> stop_hashing{false};
-  std::future<std::string> sha256;
-  if (hash_alongside) sha256 = std::async(std::launch::async, sha256_file_hex, path, std::cref(stop_hashing));
+  std::future<std::string> sha256 = std::async(std::launch::async, sha256_file_hex, path, std::cref(stop_hashing));
   try {
     loaded_->model = load_model(path);
   } catch (...) {
     stop_hashing = true;
     throw;
   }
-  loaded_->sha256 = hash_alongside ? sha256.get() : sha256_file_hex(path, stop_hashing);
+  loaded_->sha256 = sha256.get();
   loaded_->samples = std::make_unique<SampleSource>(*loaded_->model.graph, sample_options(args_.inputs));
   std::tie(loaded_->first, loaded_->last) = shard_range(args_.shard, loaded_->samples->count());
 }

@@ -18,9 +18,6 @@ namespace fs = std::filesystem;
 
 // [SECTION] Files
 
-namespace {
-
-// The size of a regular file within the limit, or a one-line error.
 uintmax_t checked_file_size(const fs::path& path, uint64_t max_bytes) {
   std::error_code ec;
   const fs::file_status status = fs::status(path, ec);
@@ -31,8 +28,6 @@ uintmax_t checked_file_size(const fs::path& path, uint64_t max_bytes) {
   if (size > max_bytes) fail(path.string() + ": file of " + std::to_string(size) + " bytes exceeds the limit");
   return size;
 }
-
-}  // namespace
 
 std::string read_file_bytes(const fs::path& path, uint64_t max_bytes) {
   const uintmax_t size = checked_file_size(path, max_bytes);

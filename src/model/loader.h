@@ -33,5 +33,8 @@ Tensor load_tensor_pb(const std::filesystem::path& path, std::string* name = nul
 
 // Reads a whole file, failing with a clear message (missing, unreadable, larger than max_bytes).
 std::string read_file_bytes(const std::filesystem::path& path, uint64_t max_bytes);
+// The size of a file whose size can be read (not a pipe or device) and is within max_bytes, or a one-line
+// error naming the file.
+uintmax_t checked_file_size(const std::filesystem::path& path, uint64_t max_bytes);
 
 }  // namespace mpa
