@@ -43,7 +43,19 @@ Divergence Divergence::of(const Tensor& ref, const Tensor& tgt, const Params& pa
 std::vector<Divergence> Divergence::of_each(const Tensor& ref, const std::vector<const Tensor*>& targets,
                                             const Params& params, int64_t sample,
                                             const std::vector<ExpHistogram*>& target_hists) {
-  const size_t count = targets.size();
+  return of_runs(ref, nullptr, targets, params, sample, target_hists);
+}
+
+std::vector<Divergence> Divergence::of_stored_and_each(const Tensor& ref, const StoredReference& stored,
+                                                       const std::vector<const Tensor*>& targets,
+                                                       const Params& params, int64_t sample,
+                                                       const std::vector<ExpHistogram*>& target_hists) {
+  return of_runs(ref, &stored, targets, params, sample, target_hists);
+}
+
+std::vector<Divergence> Divergence::of_runs(const Tensor& ref, const StoredReference* stored,
+                                            const std::vector<const Tensor*>& targets, const Params& params,
+                                            int64_t sample, const std::vector<ExpHistogram*>& target_hists) {
   // Checked here, not in the chunks: those run in a parallel region, which an exception must not leave.
   if (!(dtype_is_float(ref.dtype()))) fail("divergence of a " + dtype_name(ref.dtype()) + " tensor");
   for (const Tensor* tgt : targets) {
@@ -51,39 +63,60 @@ std::vector<Divergence> Divergence::of_each(const Tensor& ref, const std::vector
       fail("reference and target tensors differ in size: " + shape_str(ref.shape()) + " vs " + shape_str(tgt->shape()));
     if (!(dtype_is_float(tgt->dtype()))) fail("divergence from a " + dtype_name(tgt->dtype()) + " tensor");
   }
-  auto hist_of = [&](size_t j) { return j < target_hists.size() ? target_hists[j] : nullptr; };
-  bool all_float32 = ref.dtype() == DType::Float32;
+  // Runs in result order: the stored reference (when asked for) first, then the targets.
+  const size_t first_target = stored ? 1 : 0, count = first_target + targets.size();
+  auto hist_of = [&](size_t j) {
+    return j >= first_target && j - first_target < target_hists.size() ? target_hists[j - first_target] : nullptr;
+  };
+  const bool float_reference = ref.dtype() == DType::Float32;
+  bool all_float32 = float_reference;
   for (const Tensor* tgt : targets) all_float32 = all_float32 && tgt->dtype() == DType::Float32;
-  std::vector<const float*> float_targets;
-  if (all_float32)
-    for (const Tensor* tgt : targets) float_targets.push_back(tgt->data<float>());
   std::vector<Divergence> out(count);
   using Chunks = std::vector<Chunk>;
   chunked<Chunks>(
       ref.numel(),
       [&](int64_t begin, int64_t end) {
-        Chunks c(count);
-        if (all_float32) {
-          std::vector<const float*> at(count);
-          for (size_t j = 0; j < count; ++j) at[j] = float_targets[j] + begin;
-          fast::divergences(ref.data<float>() + begin, at.data(), static_cast<int>(count), end - begin, params,
-                            c.data());
+        const int64_t n = end - begin;
+        // Run j's values from `begin` on: the stored reference in a per-thread buffer, the targets in place.
+        thread_local std::vector<float> stored_chunk;
+        std::vector<const float*> at(count, nullptr);
+        if (stored) {
+          stored_chunk.resize(static_cast<size_t>(n));
+          if (float_reference) {
+            std::memcpy(stored_chunk.data(), ref.data<float>() + begin, static_cast<size_t>(n) * sizeof(float));
+          } else {
+            for_each_value(ref, begin, end, [&](double r, int64_t i) { stored_chunk[size_t(i - begin)] = float(r); });
+          }
+          round_to_format_scaled(stored->format, stored_chunk.data(), n, static_cast<float>(stored->scale));
+          at[0] = stored_chunk.data();
         }
+        for (size_t j = first_target; j < count; ++j)
+          if (targets[j - first_target]->dtype() == DType::Float32)
+            at[j] = targets[j - first_target]->data<float>() + begin;
+        Chunks c(count);
+        if (all_float32) fast::divergences(ref.data<float>() + begin, at.data(), static_cast<int>(count), n, params, c.data());
         for (size_t j = 0; j < count; ++j) {
           if (all_float32 && std::isfinite(c[j].sum_ref_sq + c[j].sum_tgt_sq)) {
-            if (hist_of(j)) fast::histogram(float_targets[j] + begin, end - begin, c[j].target_hist);
+            if (hist_of(j)) fast::histogram(at[j], n, c[j].target_hist);
             continue;
           }
-          c[j] = Chunk{};  // NaN/Inf in this target's chunk, or not float32 storage: the general code
-          visit_float(targets[j]->dtype(), [&](auto tag) {
-            using T = typename decltype(tag)::type;
-            const T* t = static_cast<const T*>(targets[j]->raw());
+          c[j] = Chunk{};  // NaN/Inf in this run's chunk, or not float32 storage: the general code
+          auto add_all = [&](auto&& value_at) {
             for_each_value(ref, begin, end, [&](double r, int64_t i) {
-              const double x = static_cast<double>(load(t[i]));
+              const double x = value_at(i);
               c[j].add(r, x, params);
               if (hist_of(j)) c[j].target_hist.add(x);
             });
-          });
+          };
+          if (at[j]) {
+            add_all([&](int64_t i) { return static_cast<double>(at[j][i - begin]); });
+          } else {
+            visit_float(targets[j - first_target]->dtype(), [&](auto tag) {
+              using T = typename decltype(tag)::type;
+              const T* t = static_cast<const T*>(targets[j - first_target]->raw());
+              add_all([&](int64_t i) { return static_cast<double>(load(t[i])); });
+            });
+          }
         }
         return c;
       },

@@ -44,7 +44,8 @@ struct Divergence {
       ++compared;
       const double e = std::fabs(t - r), a = std::fabs(r);
       max_abs = std::max(max_abs, e);
-      max_rel = std::max(max_rel, e / std::max(a, p.rel_floor));
+      // Times the reciprocal, as the vector kernels compute it (one division per element for all runs).
+      max_rel = std::max(max_rel, e * (1.0 / std::max(a, p.rel_floor)));
       mismatches += e > p.atol + p.rtol * a;
       // The format's spacing at |r| is 2^(max(exponent, min_exponent) - mantissa_bits).
       const int exponent = a > 0 ? std::max(exponent_of(a), p.min_exponent) : p.min_exponent;
@@ -78,6 +79,18 @@ struct Divergence {
   static std::vector<Divergence> of_each(const Tensor& ref, const std::vector<const Tensor*>& targets,
                                          const Params& params, int64_t sample,
                                          const std::vector<ExpHistogram*>& target_hists = {});
+  // The reference merely stored in a format (what its consumers' isolated runs read), as tensor_in_format
+  // stores it: float32, rounded onto the format's grid through `scale`.
+  struct StoredReference {
+    Format format;
+    double scale = 1;
+  };
+  // of_each with the stored reference as the first target, made chunk by chunk while the reference chunk
+  // is in cache instead of read from a copy of the whole tensor: returns [stored, targets...].
+  static std::vector<Divergence> of_stored_and_each(const Tensor& ref, const StoredReference& stored,
+                                                    const std::vector<const Tensor*>& targets, const Params& params,
+                                                    int64_t sample,
+                                                    const std::vector<ExpHistogram*>& target_hists = {});
 
   double mean_abs_err() const { return compared ? sum_abs.value() / static_cast<double>(compared) : std::nan(""); }
   double rmse() const { return compared ? std::sqrt(sum_sq_err.value() / static_cast<double>(compared)) : std::nan(""); }
@@ -88,6 +101,11 @@ struct Divergence {
   int64_t nonfinite() const { return nan + inf; }
   json to_json() const;
   static Divergence from_json(const json& j);
+
+ private:
+  static std::vector<Divergence> of_runs(const Tensor& ref, const StoredReference* stored,
+                                         const std::vector<const Tensor*>& targets, const Params& params,
+                                         int64_t sample, const std::vector<ExpHistogram*>& target_hists);
 };
 
 }  // namespace mpa::probes

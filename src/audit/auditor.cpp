@@ -354,18 +354,15 @@ struct Auditor::Impl {
     return {range, hist, std::move(fits)};
   }
 
-  // The reference side of one run of a node's outputs: each probed, and stored in every target format.
-  struct StoredOutputs {
-    std::vector<double> absmax;                // per output, this run's (FP8 scales)
-    std::vector<std::vector<Tensor>> tensors;  // [target][output]: consumers' isolated inputs
-  };
+  // The reference side of one run of a node's outputs: each probed. Returns each output's absmax in this
+  // run (FP8 scales). Its copies in the target formats, which consumers' isolated runs read, are made when
+  // a consumer first asks (most consumers of most values need none: their isolated figures are Stored).
   // `keep[o]` (when given and not null) receives output o's figures of this sample; `reused` (when not
   // null) stands for output 0's figures, which are its input's (only_moves_values).
-  StoredOutputs observe_reference_outputs(report::NodeStats& stats, const std::vector<const Tensor*>& ref_out,
-                                          const std::vector<OutputFigures*>& keep, const OutputFigures* reused) {
+  std::vector<double> observe_reference_outputs(report::NodeStats& stats, const std::vector<const Tensor*>& ref_out,
+                                                const std::vector<OutputFigures*>& keep, const OutputFigures* reused) {
     const size_t targets = options.targets.size();
-    StoredOutputs s{std::vector<double>(ref_out.size(), 0.0),
-                    std::vector<std::vector<Tensor>>(targets, std::vector<Tensor>(ref_out.size()))};
+    std::vector<double> absmax(ref_out.size(), 0.0);
     for (size_t o = 0; o < ref_out.size(); ++o) {
       if (!stats.tensors[o].measured || !ref_out[o]) continue;
       ReferenceFigures figures;
@@ -379,13 +376,10 @@ struct Auditor::Impl {
       ts.range.merge(figures.range);
       ts.hist.merge(figures.hist);
       for (size_t k = 0; k < targets; ++k) ts.targets[target_name(k)].fit.merge(figures.fits[k]);
-      s.absmax[o] = figures.range.absmax();
+      absmax[o] = figures.range.absmax();
       if (o < keep.size() && keep[o]) keep[o]->reference = std::move(figures);
-      ScopedSeconds converting(time.convert);
-      for (size_t k = 0; k < targets; ++k)
-        s.tensors[k][o] = tensor_in_format(*ref_out[o], target_configs[k].storage, scale_for(k, s.absmax[o]));
     }
-    return s;
+    return absmax;
   }
 
   IsolatedRun isolated_run(const Node& node, size_t k, bool has_float, bool kept) const {
@@ -397,7 +391,7 @@ struct Auditor::Impl {
   // The isolated run of node `index` of `node_session` in target k (IsolatedRun::Run): the node fed
   // `value(name)`, its reference inputs stored in the format, its outputs stored in the format.
   std::vector<Tensor> run_isolated(const Session& node_session, size_t index, size_t k, const ScopeLookup& value,
-                                   const StoredOutputs& stored) {
+                                   const std::vector<double>& absmax) {
     const Node& node = node_session.graph().nodes[index];
     std::vector<const Tensor*> inputs;
     for (const auto& name : node.inputs) inputs.push_back(name.empty() ? nullptr : value(name));
@@ -410,7 +404,7 @@ struct Auditor::Impl {
     ScopedSeconds converting(time.convert);
     for (size_t o = 0; o < iso_out.size(); ++o)
       if (iso_out[o].defined())
-        round_tensor_to_format(iso_out[o], target_configs[k].storage, scale_for(k, stored.absmax[o]));
+        round_tensor_to_format(iso_out[o], target_configs[k].storage, scale_for(k, absmax[o]));
     return iso_out;
   }
 
@@ -419,7 +413,7 @@ struct Auditor::Impl {
   // `how` is Run), the propagated run (`prop_out`, empty for a run whose propagated twin comes later).
   // `keep` and `reused` as for observe_reference_outputs (a value-moving node's isolated run is Stored).
   void measure_target_runs(report::NodeStats& stats, size_t k, IsolatedRun how,
-                           const std::vector<const Tensor*>& ref_out, const StoredOutputs& stored,
+                           const std::vector<const Tensor*>& ref_out, const std::vector<double>& absmax,
                            const std::vector<Tensor>& iso_out, const std::vector<const Tensor*>& prop_out,
                            int64_t sample, const std::vector<OutputFigures*>& keep, const OutputFigures* reused) {
     ScopedSeconds probing(time.probes);
@@ -439,17 +433,19 @@ struct Auditor::Impl {
         propagated_d = &reused->propagated[k];
         propagated_hist = &reused->propagated_hist[k];
       } else {
-        std::vector<const Tensor*> runs{&stored.tensors[k][o]};
-        std::vector<probes::ExpHistogram*> hists{nullptr};
+        // Result 0 is the reference stored in the format, then the runs in this order.
+        std::vector<const Tensor*> runs;
+        std::vector<probes::ExpHistogram*> hists;
         const Tensor* iso = how == IsolatedRun::Exact                       ? ref_out[o]
                             : how == IsolatedRun::Run && o < iso_out.size() ? &iso_out[o]
                                                                             : nullptr;
-        const size_t iso_at = comparable(iso, o) ? runs.size() : 0;
+        const size_t iso_at = comparable(iso, o) ? runs.size() + 1 : 0;
         if (iso_at) runs.push_back(iso), hists.push_back(nullptr);
         const Tensor* prop = o < prop_out.size() ? prop_out[o] : nullptr;
-        const size_t prop_at = comparable(prop, o) ? runs.size() : 0;
+        const size_t prop_at = comparable(prop, o) ? runs.size() + 1 : 0;
         if (prop_at) runs.push_back(prop), hists.push_back(&measured_hist);
-        d = probes::Divergence::of_each(*ref_out[o], runs, divergence_params[k], sample, hists);
+        d = probes::Divergence::of_stored_and_each(*ref_out[o], {target_configs[k].storage, scale_for(k, absmax[o])},
+                                                   runs, divergence_params[k], sample, hists);
         stored_d = &d[0];
         if (iso_at) isolated_d = &d[iso_at];
         if (prop_at) propagated_d = &d[prop_at], propagated_hist = &measured_hist;
@@ -542,7 +538,7 @@ struct Auditor::Impl {
     report::NodeStats& stats = nodes[inner_slot.at(&node)];
     ++stats.executions;
     ensure_tensor_stats(stats, node.outputs, ref_out);
-    const StoredOutputs stored = observe_reference_outputs(stats, ref_out, {}, nullptr);
+    const std::vector<double> absmax = observe_reference_outputs(stats, ref_out, {}, nullptr);
     const bool has_float = touches_floats(inputs, ref_out);
     for (size_t k = 0; k < options.targets.size(); ++k) {
       // The reference values the node reads, stored in the format; initializers converted once per audit.
@@ -565,8 +561,8 @@ struct Auditor::Impl {
       };
       const IsolatedRun how = isolated_run(node, k, has_float, kept);
       const std::vector<Tensor> iso_out =
-          how == IsolatedRun::Run ? run_isolated(inner, index, k, value, stored) : std::vector<Tensor>{};
-      measure_target_runs(stats, k, how, ref_out, stored, iso_out, {}, sample, {}, nullptr);
+          how == IsolatedRun::Run ? run_isolated(inner, index, k, value, absmax) : std::vector<Tensor>{};
+      measure_target_runs(stats, k, how, ref_out, absmax, iso_out, {}, sample, {}, nullptr);
     }
     // Only measured (floating) outputs are compared with the target run: the others are not kept.
     if (capture.bytes >= InnerCapture::kBudgetBytes || !has_float) return;
@@ -636,7 +632,7 @@ struct Auditor::Impl {
           ref_in[0]->dtype() == ref_view[0]->dtype())
         if (auto f = figures.find(node.inputs[0]); f != figures.end() && f->second.propagated_targets == targets)
           reused = &f->second;
-      StoredOutputs stored = observe_reference_outputs(stats, ref_view, keep, reused);
+      const std::vector<double> absmax = observe_reference_outputs(stats, ref_view, keep, reused);
       const bool has_float = touches_floats(ref_in, ref_view);
 
       for (size_t k = 0; k < targets; ++k) {
@@ -653,7 +649,7 @@ struct Auditor::Impl {
           ScopedSeconds converting(time.convert);
           for (size_t o = 0; o < prop_out.size(); ++o)
             if (prop_out[o].defined())
-              round_tensor_to_format(prop_out[o], config.storage, scale_for(k, stored.absmax[o]));
+              round_tensor_to_format(prop_out[o], config.storage, scale_for(k, absmax[o]));
         }
         // A reference value stored in the target format: cached until its last reader.
         const ScopeLookup isolated_value = [&](const std::string& name) -> const Tensor* {
@@ -667,14 +663,10 @@ struct Auditor::Impl {
         };
         const IsolatedRun how = isolated_run(node, k, has_float, kept);
         const std::vector<Tensor> iso_out =
-            how == IsolatedRun::Run ? run_isolated(session, i, k, isolated_value, stored) : std::vector<Tensor>{};
-        measure_target_runs(stats, k, how, ref_view, stored, iso_out, views_of(prop_out), sample, keep, reused);
+            how == IsolatedRun::Run ? run_isolated(session, i, k, isolated_value, absmax) : std::vector<Tensor>{};
+        measure_target_runs(stats, k, how, ref_view, absmax, iso_out, views_of(prop_out), sample, keep, reused);
         for (size_t o = 0; o < node.outputs.size(); ++o)
           if (!node.outputs[o].empty()) propagated[k].store(node.outputs[o], std::move(prop_out[o]), kept);
-        // The output stored in the format is its consumers' isolated input.
-        for (size_t o = 0; o < node.outputs.size(); ++o)
-          if (!node.outputs[o].empty() && stored.tensors[k][o].defined())
-            isolated_inputs[k][node.outputs[o]] = std::move(stored.tensors[k][o]);
       }
       for (size_t o = 0; o < node.outputs.size(); ++o)
         if (!node.outputs[o].empty()) reference.values[node.outputs[o]] = std::move(ref_out[o]);

@@ -13,14 +13,6 @@ namespace {
 constexpr int64_t kGrain = 1 << 15;
 constexpr int64_t kBlock = 1 << 12;  // floats per cache-resident block (16 KiB)
 
-// Rounds data[0, n) onto the format's grid, through a per-tensor scale when it is not 1.
-void round_span(Format format, float* data, int64_t n, float scale) {
-  if (scale == 1.f) return round_to_format(format, data, n);
-  for (int64_t i = 0; i < n; ++i) data[i] /= scale;
-  round_to_format(format, data, n);
-  for (int64_t i = 0; i < n; ++i) data[i] *= scale;
-}
-
 }  // namespace
 
 void round_tensor_to_format(Tensor& tensor, Format format, double scale) {
@@ -28,7 +20,7 @@ void round_tensor_to_format(Tensor& tensor, Format format, double scale) {
   float* data = tensor.data<float>();
   const float s = static_cast<float>(scale);
   cpu::parallel_for(tensor.numel(), kGrain,
-                    [&](int64_t begin, int64_t end) { round_span(format, data + begin, end - begin, s); });
+                    [&](int64_t begin, int64_t end) { round_to_format_scaled(format, data + begin, end - begin, s); });
 }
 
 double absmax_of(const Tensor& tensor) {
@@ -54,7 +46,7 @@ Tensor tensor_in_format(const Tensor& tensor, Format format, double scale) {
     float* o = out.data<float>();
     cpu::parallel_for(out.numel(), kGrain, [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) o[i] = static_cast<float>(in[i]);
-      if (format != Format::FP32 && format != Format::FP64) round_span(format, o + begin, end - begin, static_cast<float>(scale));
+      if (format != Format::FP32 && format != Format::FP64) round_to_format_scaled(format, o + begin, end - begin, static_cast<float>(scale));
     });
     return out;
   }
@@ -68,7 +60,7 @@ Tensor tensor_in_format(const Tensor& tensor, Format format, double scale) {
     for (int64_t block = begin; block < end; block += kBlock) {
       const int64_t n = std::min(kBlock, end - block);
       std::memcpy(o + block, in + block, static_cast<size_t>(n) * sizeof(float));
-      round_span(format, o + block, n, s);
+      round_to_format_scaled(format, o + block, n, s);
     }
   });
   return out;

@@ -194,4 +194,11 @@ void round_to_format(Format format, float* data, int64_t n, ConversionPath path,
   }
 }
 
+void round_to_format_scaled(Format format, float* data, int64_t n, float scale) {
+  if (scale == 1.f || format == Format::FP32 || format == Format::FP64) return round_to_format(format, data, n);
+  for (int64_t i = 0; i < n; ++i) data[i] /= scale;
+  round_to_format(format, data, n);
+  for (int64_t i = 0; i < n; ++i) data[i] *= scale;
+}
+
 }  // namespace mpa

@@ -36,7 +36,7 @@ bool inside_parallel_region() {
 // The BLAS runs single-threaded (parallel.cpp): one pool (OpenMP) owns the cores, and a large GEMM is split
 // here into column (or row) blocks of C, one BLAS call per thread. Two pools spinning on the same cores
 // (OpenMP after im2col, OpenBLAS's workers in the GEMM) measured 2x slower end to end on 2 cores.
-constexpr int64_t kMaxGemmBlocks = 16;
+constexpr int64_t kMaxGemmBlocks = 4;
 
 template <class T, class Blas>
 void split_gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const T* A, int64_t lda, const T* B,
