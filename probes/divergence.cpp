@@ -43,19 +43,21 @@ Divergence Divergence::of(const Tensor& ref, const Tensor& tgt, const Params& pa
 std::vector<Divergence> Divergence::of_each(const Tensor& ref, const std::vector<const Tensor*>& targets,
                                             const Params& params, int64_t sample,
                                             const std::vector<ExpHistogram*>& target_hists) {
-  return of_runs(ref, nullptr, targets, params, sample, target_hists);
+  return of_runs(ref, nullptr, targets, params, sample, target_hists, {});
 }
 
 std::vector<Divergence> Divergence::of_stored_and_each(const Tensor& ref, const StoredReference& stored,
                                                        const std::vector<const Tensor*>& targets,
                                                        const Params& params, int64_t sample,
-                                                       const std::vector<ExpHistogram*>& target_hists) {
-  return of_runs(ref, &stored, targets, params, sample, target_hists);
+                                                       const std::vector<ExpHistogram*>& target_hists,
+                                                       const ChunkVisitor& visit_chunk) {
+  return of_runs(ref, &stored, targets, params, sample, target_hists, visit_chunk);
 }
 
 std::vector<Divergence> Divergence::of_runs(const Tensor& ref, const StoredReference* stored,
                                             const std::vector<const Tensor*>& targets, const Params& params,
-                                            int64_t sample, const std::vector<ExpHistogram*>& target_hists) {
+                                            int64_t sample, const std::vector<ExpHistogram*>& target_hists,
+                                            const ChunkVisitor& visit_chunk) {
   // Checked here, not in the chunks: those run in a parallel region, which an exception must not leave.
   if (!(dtype_is_float(ref.dtype()))) fail("divergence of a " + dtype_name(ref.dtype()) + " tensor");
   for (const Tensor* tgt : targets) {
@@ -77,6 +79,7 @@ std::vector<Divergence> Divergence::of_runs(const Tensor& ref, const StoredRefer
       ref.numel(),
       [&](int64_t begin, int64_t end) {
         const int64_t n = end - begin;
+        if (visit_chunk) visit_chunk(begin / kChunk, begin, end);
         // Run j's values from `begin` on: the stored reference in a per-thread buffer, the targets in place.
         thread_local std::vector<float> stored_chunk;
         std::vector<const float*> at(count, nullptr);

@@ -6,6 +6,8 @@
 // Error figures are over elements where both runs are finite. sqnr_db is capped at kMaxSqnrDb
 // (an exact match); figures with no element to measure are null in JSON.
 #pragma once
+#include <functional>
+
 #include "probes/exp_histogram.h"
 #include "probes/probe_common.h"
 #include "tensor/formats.h"
@@ -85,12 +87,16 @@ struct Divergence {
     Format format;
     double scale = 1;
   };
+  // Called for each chunk [begin, end) of the reference (chunk = begin / kChunk), on the thread that
+  // measures it and just before, so that other probes of the reference read the chunk while it is in cache.
+  using ChunkVisitor = std::function<void(int64_t chunk, int64_t begin, int64_t end)>;
   // of_each with the stored reference as the first target, made chunk by chunk while the reference chunk
   // is in cache instead of read from a copy of the whole tensor: returns [stored, targets...].
   static std::vector<Divergence> of_stored_and_each(const Tensor& ref, const StoredReference& stored,
                                                     const std::vector<const Tensor*>& targets, const Params& params,
                                                     int64_t sample,
-                                                    const std::vector<ExpHistogram*>& target_hists = {});
+                                                    const std::vector<ExpHistogram*>& target_hists = {},
+                                                    const ChunkVisitor& visit_chunk = {});
 
   double mean_abs_err() const { return compared ? sum_abs.value() / static_cast<double>(compared) : std::nan(""); }
   double rmse() const { return compared ? std::sqrt(sum_sq_err.value() / static_cast<double>(compared)) : std::nan(""); }
@@ -105,7 +111,8 @@ struct Divergence {
  private:
   static std::vector<Divergence> of_runs(const Tensor& ref, const StoredReference* stored,
                                          const std::vector<const Tensor*>& targets, const Params& params,
-                                         int64_t sample, const std::vector<ExpHistogram*>& target_hists);
+                                         int64_t sample, const std::vector<ExpHistogram*>& target_hists,
+                                         const ChunkVisitor& visit_chunk);
 };
 
 }  // namespace mpa::probes

@@ -185,6 +185,7 @@ struct Auditor::Impl {
   // Values whose figures a value-moving node reuses (only_moves_values): kept per sample until released.
   std::unordered_set<std::string> figures_reused;
   std::vector<probes::Divergence::Params> divergence_params;
+  std::vector<probes::FormatFit::Bounds> fit_bounds;  // per target, of its storage format
   Auditor::TimeSplit time;
 
   Impl(std::shared_ptr<const Graph> g, AuditOptions o)
@@ -208,6 +209,7 @@ struct Auditor::Impl {
         converted.emplace(name, tensor_in_format(t, c.storage, scale_of(target_configs.size() - 1, t)));
       target_initializers.push_back(std::move(converted));
       divergence_params.emplace_back(storage_of(target), options.thresholds.tolerances);
+      fit_bounds.emplace_back(storage_of(target));
     }
     inner_initializers.resize(options.targets.size());
     mark_kept_nodes();
@@ -304,81 +306,63 @@ struct Auditor::Impl {
     }
   }
 
-  // One sample's reference figures of one output: range, histogram and format fit for every target, one
-  // pass.
-  ReferenceFigures observe_reference(const Tensor& ref) {
-    std::vector<probes::FormatFit::Bounds> bounds;
-    for (Format f : options.targets) bounds.emplace_back(storage_of(f));
-    struct Chunk {
-      probes::RangeProbe::Chunk range;
-      probes::ExpHistogram::Chunk hist;
-      std::vector<probes::FormatFit::Chunk> fits;
-    };
-    probes::RangeProbe range;
-    probes::ExpHistogram hist;
-    std::vector<probes::FormatFit> fits(bounds.size());
-    probes::chunked<Chunk>(
-        ref.numel(),
-        [&](int64_t begin, int64_t end) {
-          Chunk c;
-          c.fits.resize(bounds.size());
-          if (ref.dtype() == DType::Float32) {
-            const float* x = ref.data<float>() + begin;
-            probes::fast::range(x, end - begin, c.range);
-            if (std::isfinite(c.range.sum_sq)) {  // every value finite (probes/fast_paths.h)
-              probes::fast::histogram(x, end - begin, c.hist);
-              for (size_t k = 0; k < bounds.size(); ++k) probes::fast::format_fit(x, end - begin, bounds[k], c.fits[k]);
-              return c;
-            }
-            c.range = {};
-          }
-          probes::for_each_value(ref, begin, end, [&](double x, int64_t) {
-            c.range.add(x);
-            c.hist.add(x);
-            for (size_t k = 0; k < bounds.size(); ++k) c.fits[k].add(x, bounds[k]);
-          });
-          return c;
-        },
-        [&](const Chunk& c) {
-          range.absorb(c.range);
-          hist.absorb(c.hist);
-          for (size_t k = 0; k < fits.size(); ++k) fits[k].absorb(c.fits[k]);
-        });
-    for (size_t k = 0; k < fits.size(); ++k) {
-      const double scale = scale_for(k, range.absmax());
-      if (scale != 1) fits[k] = probes::FormatFit::of(ref, storage_of(options.targets[k]), scale);
-      else if (fits[k].flush_to_zero > 0)
-        fits[k].significant_flush =
-            probes::FormatFit::count_significant_flushes(ref, storage_of(options.targets[k]), range.absmax());
+  // One chunk's reference figures: range, histogram and format fit for every target.
+  struct ReferenceChunk {
+    probes::RangeProbe::Chunk range;
+    probes::ExpHistogram::Chunk hist;
+    std::vector<probes::FormatFit::Chunk> fits;
+  };
+  ReferenceChunk reference_chunk(const Tensor& ref, int64_t begin, int64_t end) const {
+    ReferenceChunk c;
+    c.fits.resize(fit_bounds.size());
+    if (ref.dtype() == DType::Float32) {
+      const float* x = ref.data<float>() + begin;
+      probes::fast::range(x, end - begin, c.range);
+      if (std::isfinite(c.range.sum_sq)) {  // every value finite (probes/fast_paths.h)
+        probes::fast::histogram(x, end - begin, c.hist);
+        for (size_t k = 0; k < fit_bounds.size(); ++k) probes::fast::format_fit(x, end - begin, fit_bounds[k], c.fits[k]);
+        return c;
+      }
+      c.range = {};
     }
-    return {range, hist, std::move(fits)};
+    probes::for_each_value(ref, begin, end, [&](double x, int64_t) {
+      c.range.add(x);
+      c.hist.add(x);
+      for (size_t k = 0; k < fit_bounds.size(); ++k) c.fits[k].add(x, fit_bounds[k]);
+    });
+    return c;
   }
 
-  // The reference side of one run of a node's outputs: each probed. Returns each output's absmax in this
-  // run (FP8 scales). Its copies in the target formats, which consumers' isolated runs read, are made when
-  // a consumer first asks (most consumers of most values need none: their isolated figures are Stored).
-  // `keep[o]` (when given and not null) receives output o's figures of this sample; `reused` (when not
-  // null) stands for output 0's figures, which are its input's (only_moves_values).
-  std::vector<double> observe_reference_outputs(report::NodeStats& stats, const std::vector<const Tensor*>& ref_out,
-                                                const std::vector<OutputFigures*>& keep, const OutputFigures* reused) {
-    const size_t targets = options.targets.size();
-    std::vector<double> absmax(ref_out.size(), 0.0);
-    for (size_t o = 0; o < ref_out.size(); ++o) {
-      if (!stats.tensors[o].measured || !ref_out[o]) continue;
-      ReferenceFigures figures;
-      if (reused && o == 0) {
-        figures = reused->reference;
-      } else {
-        ScopedSeconds probing(time.probes);
-        figures = observe_reference(*ref_out[o]);
-      }
-      report::TensorStats& ts = stats.tensors[o];
-      ts.range.merge(figures.range);
-      ts.hist.merge(figures.hist);
-      for (size_t k = 0; k < targets; ++k) ts.targets[target_name(k)].fit.merge(figures.fits[k]);
-      absmax[o] = figures.range.absmax();
-      if (o < keep.size() && keep[o]) keep[o]->reference = std::move(figures);
+  // One sample's reference figures of one output, from its chunks in order.
+  ReferenceFigures fold_reference(const Tensor& ref, const std::vector<ReferenceChunk>& chunks) const {
+    ReferenceFigures f;
+    f.fits.resize(fit_bounds.size());
+    for (const ReferenceChunk& c : chunks) {
+      f.range.absorb(c.range);
+      f.hist.absorb(c.hist);
+      for (size_t k = 0; k < f.fits.size(); ++k) f.fits[k].absorb(c.fits[k]);
     }
+    for (size_t k = 0; k < f.fits.size(); ++k) {
+      const double scale = scale_for(k, f.range.absmax());
+      if (scale != 1) f.fits[k] = probes::FormatFit::of(ref, storage_of(options.targets[k]), scale);
+      else if (f.fits[k].flush_to_zero > 0)
+        f.fits[k].significant_flush =
+            probes::FormatFit::count_significant_flushes(ref, storage_of(options.targets[k]), f.range.absmax());
+    }
+    return f;
+  }
+
+  // Each output's reference absmax in this run, which FP8 per-tensor scales need before the target runs
+  // are stored; 0 (unused) without scaled targets. The reference's other figures are taken in the
+  // divergence pass of the first target (measure_target_runs), which reads each chunk once for both.
+  std::vector<double> scale_absmax(const std::vector<const Tensor*>& ref_out) {
+    std::vector<double> absmax(ref_out.size(), 0.0);
+    bool any_scaled = false;
+    for (size_t k = 0; k < options.targets.size(); ++k) any_scaled = any_scaled || scaled(k);
+    if (!any_scaled) return absmax;
+    ScopedSeconds probing(time.probes);
+    for (size_t o = 0; o < ref_out.size(); ++o)
+      if (ref_out[o]) absmax[o] = absmax_of(*ref_out[o]);
     return absmax;
   }
 
@@ -411,7 +395,18 @@ struct Auditor::Impl {
   // Merges one run's figures against target k into the node's statistics, each output's runs compared
   // with its reference in one pass: the reference stored in the format, the isolated run (`iso_out`, when
   // `how` is Run), the propagated run (`prop_out`, empty for a run whose propagated twin comes later).
-  // `keep` and `reused` as for observe_reference_outputs (a value-moving node's isolated run is Stored).
+  // Merges one sample's reference figures of an output into its statistics (and into `kept`, when not null).
+  void merge_reference(report::TensorStats& ts, const ReferenceFigures& figures, OutputFigures* kept) {
+    ts.range.merge(figures.range);
+    ts.hist.merge(figures.hist);
+    for (size_t k = 0; k < options.targets.size(); ++k) ts.targets[target_name(k)].fit.merge(figures.fits[k]);
+    if (kept) kept->reference = figures;
+  }
+
+  // The first target's pass (k = 0) also takes the reference's own figures (range, histogram, format fits)
+  // and merges them. `keep[o]` (when given and not null) receives output o's figures of this sample;
+  // `reused` (when not null) stands for output 0's figures, which are its input's (only_moves_values; a
+  // value-moving node's isolated run is Stored).
   void measure_target_runs(report::NodeStats& stats, size_t k, IsolatedRun how,
                            const std::vector<const Tensor*>& ref_out, const std::vector<double>& absmax,
                            const std::vector<Tensor>& iso_out, const std::vector<const Tensor*>& prop_out,
@@ -428,10 +423,13 @@ struct Auditor::Impl {
       const probes::ExpHistogram* propagated_hist = nullptr;
       std::vector<probes::Divergence> d;
       probes::ExpHistogram measured_hist;
+      OutputFigures* kept = o < keep.size() ? keep[o] : nullptr;
+      const bool with_reference = k == 0;
       if (reused && o == 0) {
         stored_d = &reused->stored[k];
         propagated_d = &reused->propagated[k];
         propagated_hist = &reused->propagated_hist[k];
+        if (with_reference) merge_reference(stats.tensors[o], reused->reference, kept);
       } else {
         // Result 0 is the reference stored in the format, then the runs in this order.
         std::vector<const Tensor*> runs;
@@ -444,8 +442,17 @@ struct Auditor::Impl {
         const Tensor* prop = o < prop_out.size() ? prop_out[o] : nullptr;
         const size_t prop_at = comparable(prop, o) ? runs.size() + 1 : 0;
         if (prop_at) runs.push_back(prop), hists.push_back(&measured_hist);
+        std::vector<ReferenceChunk> reference_chunks;
+        probes::Divergence::ChunkVisitor take_reference;
+        if (with_reference) {
+          reference_chunks.resize(static_cast<size_t>((ref_out[o]->numel() + probes::kChunk - 1) / probes::kChunk));
+          take_reference = [&](int64_t chunk, int64_t begin, int64_t end) {
+            reference_chunks[static_cast<size_t>(chunk)] = reference_chunk(*ref_out[o], begin, end);
+          };
+        }
         d = probes::Divergence::of_stored_and_each(*ref_out[o], {target_configs[k].storage, scale_for(k, absmax[o])},
-                                                   runs, divergence_params[k], sample, hists);
+                                                   runs, divergence_params[k], sample, hists, take_reference);
+        if (with_reference) merge_reference(stats.tensors[o], fold_reference(*ref_out[o], reference_chunks), kept);
         stored_d = &d[0];
         if (iso_at) isolated_d = &d[iso_at];
         if (prop_at) propagated_d = &d[prop_at], propagated_hist = &measured_hist;
@@ -457,7 +464,7 @@ struct Auditor::Impl {
         tt.propagated.merge(*propagated_d);
         tt.propagated_hist.merge(*propagated_hist);
       }
-      if (OutputFigures* kept = o < keep.size() ? keep[o] : nullptr) {
+      if (kept) {
         kept->stored[k] = *stored_d;
         if (propagated_d) {
           kept->propagated[k] = *propagated_d;
@@ -538,7 +545,7 @@ struct Auditor::Impl {
     report::NodeStats& stats = nodes[inner_slot.at(&node)];
     ++stats.executions;
     ensure_tensor_stats(stats, node.outputs, ref_out);
-    const std::vector<double> absmax = observe_reference_outputs(stats, ref_out, {}, nullptr);
+    const std::vector<double> absmax = scale_absmax(ref_out);
     const bool has_float = touches_floats(inputs, ref_out);
     for (size_t k = 0; k < options.targets.size(); ++k) {
       // The reference values the node reads, stored in the format; initializers converted once per audit.
@@ -632,7 +639,7 @@ struct Auditor::Impl {
           ref_in[0]->dtype() == ref_view[0]->dtype())
         if (auto f = figures.find(node.inputs[0]); f != figures.end() && f->second.propagated_targets == targets)
           reused = &f->second;
-      const std::vector<double> absmax = observe_reference_outputs(stats, ref_view, keep, reused);
+      const std::vector<double> absmax = scale_absmax(ref_view);
       const bool has_float = touches_floats(ref_in, ref_view);
 
       for (size_t k = 0; k < targets; ++k) {

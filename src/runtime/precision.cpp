@@ -1,6 +1,7 @@
 #include "runtime/precision.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 
@@ -13,10 +14,33 @@ namespace {
 constexpr int64_t kGrain = 1 << 15;
 constexpr int64_t kBlock = 1 << 12;  // floats per cache-resident block (16 KiB)
 
+// Whether rounding a float32 tensor onto the format's grid would leave every element's bits unchanged.
+bool on_format_grid(const Tensor& tensor, Format format, double scale) {
+  const float* data = tensor.data<float>();
+  const float s = static_cast<float>(scale);
+  std::atomic<bool> on_grid{true};
+  cpu::parallel_for(tensor.numel(), kGrain, [&](int64_t begin, int64_t end) {
+    float rounded[kBlock];
+    for (int64_t block = begin; block < end && on_grid; block += kBlock) {
+      const int64_t n = std::min(kBlock, end - block);
+      std::memcpy(rounded, data + block, static_cast<size_t>(n) * sizeof(float));
+      round_to_format_scaled(format, rounded, n, s);
+      if (std::memcmp(rounded, data + block, static_cast<size_t>(n) * sizeof(float)) != 0) on_grid = false;
+    }
+  });
+  return on_grid;
+}
+
 }  // namespace
 
 void round_tensor_to_format(Tensor& tensor, Format format, double scale) {
   if (tensor.dtype() != DType::Float32 || format == Format::FP32 || format == Format::FP64) return;
+  // Never round storage that others read: a Constant node hands out its value, Reshape a view of its input
+  // (whose values, in a target run, are on the grid already: then there is nothing to round or copy).
+  if (tensor.storage_shared()) {
+    if (!on_format_grid(tensor, format, scale)) tensor = tensor_in_format(tensor, format, scale);
+    return;
+  }
   float* data = tensor.data<float>();
   const float s = static_cast<float>(scale);
   cpu::parallel_for(tensor.numel(), kGrain,

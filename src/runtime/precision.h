@@ -8,7 +8,8 @@
 
 namespace mpa {
 
-// Rounds every element of a float32 tensor onto the format's grid, in place and in parallel. Other
+// Rounds every element of a float32 tensor onto the format's grid, in place and in parallel (into a copy
+// when the storage is shared with another tensor, which must not change). Other
 // element types are left alone: integer and bool tensors, and tensors the model itself stores in 16 bits.
 // With a per-tensor `scale` (FP8 recipes) the values are stored as round(x / scale) * scale.
 void round_tensor_to_format(Tensor& tensor, Format format, double scale = 1);

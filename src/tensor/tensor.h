@@ -56,6 +56,8 @@ class Tensor {
     check_type(dtype_of<T>);
     return static_cast<const T*>(raw());
   }
+  // Whether another tensor holds this storage too (a view, a node's constant value, a value of another stream).
+  bool storage_shared() const { return storage_.use_count() > 1; }
   // Same storage, new shape (element count must match).
   Tensor reshaped(Shape shape) const;
   // Deep copy.

@@ -74,3 +74,30 @@ TEST(ProbeFigures, RangeFitAndDivergenceMatchHandComputation) {
   EXPECT_EQ(reasons.front().code, "overflow");
   EXPECT_EQ(reasons.front().message, "reference absmax 7e+04 exceeds fp16 max 65504 in 1 of 8 values");
 }
+
+// A Constant node hands its value to every run: rounding the target run's output must not round the value
+// the reference run reads (an audit once turned 0.1 into fp16's 0.0999755859375 for every later reader).
+TEST(ProbeFigures, TargetRunsLeaveSharedConstantValuesAlone) {
+  mpa::test::ModelBuilder b;
+  b.input("x", onnx::TensorProto::FLOAT, {4});
+  onnx::NodeProto& constant = b.node("Constant", {}, {"c"}, "tenth");
+  onnx::AttributeProto* value = constant.add_attribute();
+  value->set_name("value");
+  value->set_type(onnx::AttributeProto::TENSOR);
+  value->mutable_t()->set_data_type(onnx::TensorProto::FLOAT);
+  value->mutable_t()->add_dims(1);
+  value->mutable_t()->add_float_data(0.1f);
+  b.node("Add", {"x", "c"}, {"y"}, "add");
+  b.output("y");
+  const Model model = load_model_from_bytes(b.bytes(), ".", "constant.onnx");
+  Auditor auditor(model.graph, AuditOptions{});
+  const std::vector<float> x = {1.f, 2.f, 3.f, 4.f};
+  for (int64_t sample = 0; sample < 2; ++sample) auditor.observe({{"x", Tensor::from_vector<float>(x, {4})}}, sample);
+  report::Report rep;
+  rep.config.targets = {"fp16"};
+  auditor.fill(rep);
+  EXPECT_EQ(rep.nodes.at(0).tensors.at(0).range.max, static_cast<double>(0.1f));
+  const report::TensorStats& sum = rep.nodes.at(1).tensors.at(0);
+  EXPECT_EQ(sum.range.max, static_cast<double>(4.f + 0.1f));
+  EXPECT_EQ(sum.range.min, static_cast<double>(1.f + 0.1f));
+}
