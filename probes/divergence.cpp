@@ -97,7 +97,8 @@ std::vector<Divergence> Divergence::of_runs(const Tensor& ref, const StoredRefer
           if (targets[j - first_target]->dtype() == DType::Float32)
             at[j] = targets[j - first_target]->data<float>() + begin;
         Chunks c(count);
-        if (all_float32) fast::divergences(ref.data<float>() + begin, at.data(), static_cast<int>(count), n, params, c.data());
+        if (all_float32)
+          fast::divergences(ref.data<float>() + begin, at.data(), static_cast<int>(count), n, params, c.data());
         for (size_t j = 0; j < count; ++j) {
           if (all_float32 && std::isfinite(c[j].sum_ref_sq + c[j].sum_tgt_sq)) {
             if (hist_of(j)) fast::histogram(at[j], n, c[j].target_hist);

@@ -121,8 +121,8 @@ struct DivergenceLanes {
 
 MPA_AVX512_DIVERGENCE DivergenceLanes lanes_of(const Divergence::Chunk& c) {
   const __m512d zero = _mm512_setzero_pd();
-  return {_mm512_set1_pd(c.max_abs), _mm512_set1_pd(c.max_rel), _mm512_set1_pd(c.max_ulp), zero, zero, zero, zero, zero,
-          0};
+  return {
+      _mm512_set1_pd(c.max_abs), _mm512_set1_pd(c.max_rel), _mm512_set1_pd(c.max_ulp), zero, zero, zero, zero, zero, 0};
 }
 
 // The terms of eight reference values that every target shares.
@@ -197,8 +197,8 @@ __attribute__((target("avx512f,avx512dq,avx512vl,popcnt"))) void divergences_avx
   (fold_lanes(std::get<J>(acc), rr, n, chunks[J]), ...);
 }
 
-void divergences_avx512(const float* r, const float* const* targets, int count, int64_t n,
-                        const Divergence::Params& p, Divergence::Chunk* chunks) {
+void divergences_avx512(const float* r, const float* const* targets, int count, int64_t n, const Divergence::Params& p,
+                        Divergence::Chunk* chunks) {
   for (; count >= 3; count -= 3, targets += 3, chunks += 3)
     divergences_avx512_of(std::make_index_sequence<3>(), r, targets, n, p, chunks);
   if (count == 2) divergences_avx512_of(std::make_index_sequence<2>(), r, targets, n, p, chunks);
@@ -209,8 +209,8 @@ void divergences_avx512(const float* r, const float* const* targets, int count, 
 
 void divergences(const float* r, const float* const* targets, int count, int64_t n, const Divergence::Params& p,
                  Divergence::Chunk* chunks) {
-  static const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-                            __builtin_cpu_supports("avx512vl");
+  static const bool avx512 =
+      __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
   (avx512 ? divergences_avx512 : divergences_portable)(r, targets, count, n, p, chunks);
 }
 

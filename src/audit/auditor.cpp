@@ -320,7 +320,8 @@ struct Auditor::Impl {
       probes::fast::range(x, end - begin, c.range);
       if (std::isfinite(c.range.sum_sq)) {  // every value finite (probes/fast_paths.h)
         probes::fast::histogram(x, end - begin, c.hist);
-        for (size_t k = 0; k < fit_bounds.size(); ++k) probes::fast::format_fit(x, end - begin, fit_bounds[k], c.fits[k]);
+        for (size_t k = 0; k < fit_bounds.size(); ++k)
+          probes::fast::format_fit(x, end - begin, fit_bounds[k], c.fits[k]);
         return c;
       }
       c.range = {};
@@ -392,9 +393,6 @@ struct Auditor::Impl {
     return iso_out;
   }
 
-  // Merges one run's figures against target k into the node's statistics, each output's runs compared
-  // with its reference in one pass: the reference stored in the format, the isolated run (`iso_out`, when
-  // `how` is Run), the propagated run (`prop_out`, empty for a run whose propagated twin comes later).
   // Merges one sample's reference figures of an output into its statistics (and into `kept`, when not null).
   void merge_reference(report::TensorStats& ts, const ReferenceFigures& figures, OutputFigures* kept) {
     ts.range.merge(figures.range);
@@ -403,6 +401,9 @@ struct Auditor::Impl {
     if (kept) kept->reference = figures;
   }
 
+  // Merges one run's figures against target k into the node's statistics, each output's runs compared
+  // with its reference in one pass: the reference stored in the format, the isolated run (`iso_out`, when
+  // `how` is Run), the propagated run (`prop_out`, empty for a run whose propagated twin comes later).
   // The first target's pass (k = 0) also takes the reference's own figures (range, histogram, format fits)
   // and merges them. `keep[o]` (when given and not null) receives output o's figures of this sample;
   // `reused` (when not null) stands for output 0's figures, which are its input's (only_moves_values; a

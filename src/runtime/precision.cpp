@@ -70,7 +70,7 @@ Tensor tensor_in_format(const Tensor& tensor, Format format, double scale) {
     float* o = out.data<float>();
     cpu::parallel_for(out.numel(), kGrain, [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) o[i] = static_cast<float>(in[i]);
-      if (format != Format::FP32 && format != Format::FP64) round_to_format_scaled(format, o + begin, end - begin, static_cast<float>(scale));
+      round_to_format_scaled(format, o + begin, end - begin, static_cast<float>(scale));
     });
     return out;
   }

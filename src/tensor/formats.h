@@ -172,7 +172,8 @@ void bfloat16s_to_float(const uint16_t* in, float* out, int64_t n, ConversionPat
 // In place: the hot path of emulating a format (round every element of a float buffer onto its grid).
 void round_to_format(Format format, float* data, int64_t n, ConversionPath path = best_conversion_path(),
                      bool fp8_saturate = true);
-// The same through a per-tensor scale (FP8 recipes): each x becomes round(x / scale) * scale.
+// The same through a per-tensor scale (FP8 recipes): each x becomes round(x / scale) * scale (FP32 and
+// FP64 leave data as it is, whatever the scale).
 void round_to_format_scaled(Format format, float* data, int64_t n, float scale);
 
 }  // namespace mpa
