@@ -101,16 +101,12 @@ divergences_of(const float* r, const float* const* targets, int64_t n, const Div
 
 MPA_VECTOR_REDUCTION void divergences_portable(const float* r, const float* const* targets, int count, int64_t n,
                                                const Divergence::Params& p, Divergence::Chunk* chunks) {
-  // Three targets at most per pass keep the accumulators in registers.
+  // Three targets at most per pass bound the accumulators the loop carries.
   for (; count >= 3; count -= 3, targets += 3, chunks += 3) divergences_of<3>(r, targets, n, p, chunks);
   if (count == 2) divergences_of<2>(r, targets, n, p, chunks);
   if (count == 1) divergences_of<1>(r, targets, n, p, chunks);
 }
 
-// The same with AVX-512 written out: eight values per step, each target's eight accumulators and the
-// shared terms in the 32 vector registers (the compiler's version of the loop above unrolls to sixteen
-// values and spills), mismatches counted by popcount of the compare mask. The per-element arithmetic is the
-// loop's, operation for operation, so extremes and counts are identical; sums associate differently.
 #define MPA_AVX512_DIVERGENCE __attribute__((target("avx512f,avx512dq,avx512vl,popcnt"), always_inline)) inline
 
 // One target's accumulators in vector lanes.
