@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "probes/fast_paths.h"
+#include "runtime/precision.h"
 
 using namespace mpa;
 using namespace mpa::probes;
@@ -87,19 +88,62 @@ TEST(ProbeFastPaths, DivergenceEqualsPerValueFigures) {
     for (float& t : target) t *= 1 + 1e-3f * noise(rng);
     // The target as the last of four, so that it passes through the three-target kernel and the one-target one.
     const float* targets[4] = {c.values.data(), c.values.data(), c.values.data(), target.data()};
-    Divergence::Chunk chunks[4], div;
+    Divergence::Chunk chunks[4], pair[2], div;
     fast::divergences(c.values.data(), targets, 4, n, params, chunks);
-    const Divergence::Chunk& fast_div = chunks[3];
+    // And as the second of two: the two-target kernel (a node whose isolated run is its stored reference).
+    fast::divergences(c.values.data(), targets + 2, 2, n, params, pair);
     for (int64_t i = 0; i < n; ++i) div.add(c.values[size_t(i)], target[size_t(i)], params);
     EXPECT_EQ(chunks[0].sum_sq_err, 0) << c.name;
-    EXPECT_EQ(fast_div.compared, div.compared) << c.name;
-    EXPECT_EQ(fast_div.mismatches, div.mismatches) << c.name;
-    EXPECT_EQ(fast_div.max_abs, div.max_abs) << c.name;
-    EXPECT_EQ(fast_div.max_rel, div.max_rel) << c.name;
-    EXPECT_EQ(fast_div.max_ulp, div.max_ulp) << c.name;
-    for (auto [fast_sum, sum] : {std::pair{fast_div.sum_abs, div.sum_abs}, {fast_div.sum_sq_err, div.sum_sq_err},
-                                 {fast_div.sum_ref_sq, div.sum_ref_sq}, {fast_div.sum_tgt_sq, div.sum_tgt_sq},
-                                 {fast_div.sum_ref_tgt, div.sum_ref_tgt}, {fast_div.sum_ulp, div.sum_ulp}})
-      EXPECT_NEAR(fast_sum, sum, 1e-12 * std::fabs(sum)) << c.name;
+    EXPECT_EQ(pair[0].sum_sq_err, 0) << c.name;
+    for (const Divergence::Chunk* fast_div : {&chunks[3], &pair[1]}) {
+      EXPECT_EQ(fast_div->compared, div.compared) << c.name;
+      EXPECT_EQ(fast_div->mismatches, div.mismatches) << c.name;
+      EXPECT_EQ(fast_div->max_abs, div.max_abs) << c.name;
+      EXPECT_EQ(fast_div->max_rel, div.max_rel) << c.name;
+      EXPECT_EQ(fast_div->max_ulp, div.max_ulp) << c.name;
+      for (auto [fast_sum, sum] :
+           {std::pair{fast_div->sum_abs, div.sum_abs}, {fast_div->sum_sq_err, div.sum_sq_err},
+            {fast_div->sum_ref_sq, div.sum_ref_sq}, {fast_div->sum_tgt_sq, div.sum_tgt_sq},
+            {fast_div->sum_ref_tgt, div.sum_ref_tgt}, {fast_div->sum_ulp, div.sum_ulp}})
+        EXPECT_NEAR(fast_sum, sum, 1e-12 * std::fabs(sum)) << c.name;
+    }
+  }
+}
+
+// The stored reference that the divergence pass makes chunk by chunk equals the reference stored whole by
+// tensor_in_format (the copy consumers' isolated runs read): the same divergences, bit for bit, for every
+// storage format, an FP8 per-tensor scale, an FP64 reference, and chunks with Inf/NaN (the general code).
+TEST(ProbeFastPaths, StoredReferenceMadeInThePassEqualsTheStoredCopy) {
+  std::mt19937 rng(5);
+  std::normal_distribution<float> normal(0.f, 30.f);
+  const int64_t n = 2 * kChunk + 777;  // two whole chunks and a short one
+  std::vector<float> ref(static_cast<size_t>(n)), run(static_cast<size_t>(n));
+  for (size_t i = 0; i < ref.size(); ++i) {
+    ref[i] = normal(rng) * std::exp2(static_cast<float>(static_cast<int>(i % 40) - 20));
+    run[i] = ref[i] * (1 + 1e-3f * normal(rng) / 30);
+  }
+  ref[kChunk + 5] = INFINITY;  // the second chunk takes the general code
+  run[kChunk + 9] = NAN;
+  const Tensor reference = Tensor::from_vector<float>(ref, {n});
+  const Tensor target_run = Tensor::from_vector<float>(run, {n});
+  const Tensor wide_reference = widen_to_double(reference);
+  struct Case {
+    Format format;
+    double scale;
+    const Tensor* ref;
+  };
+  for (const Case& c : {Case{Format::FP16, 1, &reference}, Case{Format::BF16, 1, &reference},
+                        Case{Format::FP8E4M3FN, 0.37, &reference}, Case{Format::FP32, 1, &reference},
+                        Case{Format::FP16, 1, &wide_reference}}) {
+    const Divergence::Params params(c.format, Tolerances{});
+    const Tensor stored = tensor_in_format(*c.ref, c.format, c.scale);
+    ExpHistogram hist_made, hist_copy;
+    const auto made = Divergence::of_stored_and_each(*c.ref, {c.format, c.scale}, {&target_run}, params, 0, {&hist_made});
+    const auto copy = Divergence::of_each(*c.ref, {&stored, &target_run}, params, 0, {nullptr, &hist_copy});
+    ASSERT_EQ(made.size(), 2u);
+    for (size_t j = 0; j < 2; ++j)
+      EXPECT_EQ(made[j].to_json().dump(), copy[j].to_json().dump()) << format_name(c.format) << " run " << j;
+    EXPECT_EQ(hist_made.to_json().dump(), hist_copy.to_json().dump()) << format_name(c.format);
+    EXPECT_GT(made[0].compared, 0) << format_name(c.format);
   }
 }
