@@ -1,6 +1,7 @@
 #include "probes/divergence.h"
 
 #include "probes/fast_paths.h"
+#include "runtime/precision.h"
 
 namespace mpa::probes {
 
@@ -70,8 +71,7 @@ std::vector<Divergence> Divergence::of_runs(const Tensor& ref, const StoredRefer
   auto hist_of = [&](size_t j) {
     return j >= first_target && j - first_target < target_hists.size() ? target_hists[j - first_target] : nullptr;
   };
-  const bool float_reference = ref.dtype() == DType::Float32;
-  bool all_float32 = float_reference;
+  bool all_float32 = ref.dtype() == DType::Float32;
   for (const Tensor* tgt : targets) all_float32 = all_float32 && tgt->dtype() == DType::Float32;
   std::vector<Divergence> out(count);
   using Chunks = std::vector<Chunk>;
@@ -85,12 +85,7 @@ std::vector<Divergence> Divergence::of_runs(const Tensor& ref, const StoredRefer
         std::vector<const float*> at(count, nullptr);
         if (stored) {
           stored_chunk.resize(static_cast<size_t>(n));
-          if (float_reference) {
-            std::memcpy(stored_chunk.data(), ref.data<float>() + begin, static_cast<size_t>(n) * sizeof(float));
-          } else {
-            for_each_value(ref, begin, end, [&](double r, int64_t i) { stored_chunk[size_t(i - begin)] = float(r); });
-          }
-          round_to_format_scaled(stored->format, stored_chunk.data(), n, static_cast<float>(stored->scale));
+          store_span_in_format(ref, begin, end, stored_chunk.data(), stored->format, stored->scale);
           at[0] = stored_chunk.data();
         }
         for (size_t j = first_target; j < count; ++j)

@@ -82,7 +82,7 @@ struct Divergence {
                                          const Params& params, int64_t sample,
                                          const std::vector<ExpHistogram*>& target_hists = {});
   // The reference merely stored in a format (what its consumers' isolated runs read), as tensor_in_format
-  // stores it: float32, rounded onto the format's grid through `scale`.
+  // stores it (store_span_in_format): float32, rounded onto the format's grid through `scale`.
   struct StoredReference {
     Format format;
     double scale = 1;

@@ -63,29 +63,32 @@ double absmax_of(const Tensor& tensor) {
 
 double absmax_scale(Format format, double absmax) { return absmax > 0 ? absmax / format_traits(format).max_finite : 1; }
 
-Tensor tensor_in_format(const Tensor& tensor, Format format, double scale) {
-  if (tensor.dtype() == DType::Float64) {
-    Tensor out(DType::Float32, tensor.shape());
-    const double* in = tensor.data<double>();
-    float* o = out.data<float>();
-    cpu::parallel_for(out.numel(), kGrain, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) o[i] = static_cast<float>(in[i]);
-      round_to_format_scaled(format, o + begin, end - begin, static_cast<float>(scale));
+void store_span_in_format(const Tensor& tensor, int64_t begin, int64_t end, float* out, Format format,
+                          double scale) {
+  const int64_t n = end - begin;
+  if (tensor.dtype() == DType::Float32) {
+    std::memcpy(out, tensor.data<float>() + begin, static_cast<size_t>(n) * sizeof(float));
+  } else {
+    visit_float(tensor.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const T* in = static_cast<const T*>(tensor.raw()) + begin;
+      for (int64_t i = 0; i < n; ++i) out[i] = static_cast<float>(load(in[i]));
     });
-    return out;
+    if (tensor.dtype() != DType::Float64) return;
   }
-  if (tensor.dtype() != DType::Float32 || format == Format::FP32 || format == Format::FP64) return tensor;
+  round_to_format_scaled(format, out, n, static_cast<float>(scale));
+}
+
+Tensor tensor_in_format(const Tensor& tensor, Format format, double scale) {
+  const bool float32 = tensor.dtype() == DType::Float32;
+  if (!(tensor.dtype() == DType::Float64 || (float32 && format != Format::FP32 && format != Format::FP64)))
+    return tensor;
   // Copy and round block by block, so each block is rounded while still in cache (and copied in parallel).
   Tensor out(DType::Float32, tensor.shape());
-  const float* in = tensor.data<float>();
   float* o = out.data<float>();
-  const float s = static_cast<float>(scale);
   cpu::parallel_for(out.numel(), kGrain, [&](int64_t begin, int64_t end) {
-    for (int64_t block = begin; block < end; block += kBlock) {
-      const int64_t n = std::min(kBlock, end - block);
-      std::memcpy(o + block, in + block, static_cast<size_t>(n) * sizeof(float));
-      round_to_format_scaled(format, o + block, n, s);
-    }
+    for (int64_t block = begin; block < end; block += kBlock)
+      store_span_in_format(tensor, block, std::min(end, block + kBlock), o + block, format, scale);
   });
   return out;
 }

@@ -127,6 +127,11 @@ TEST(ProbeFastPaths, StoredReferenceMadeInThePassEqualsTheStoredCopy) {
   const Tensor reference = Tensor::from_vector<float>(ref, {n});
   const Tensor target_run = Tensor::from_vector<float>(run, {n});
   const Tensor wide_reference = widen_to_double(reference);
+  // A tensor the model itself stores in 16 bits keeps its values in every format (tensor_in_format).
+  std::vector<float> half_values(ref);
+  half_values[kChunk + 5] = 3.f;  // finite: fp16 storage has no room for the Inf case's neighbours
+  Tensor half_reference(DType::Float16, {n});
+  for (int64_t i = 0; i < n; ++i) half_reference.data<Float16>()[i] = store<Float16>(half_values[size_t(i)]);
   struct Case {
     Format format;
     double scale;
@@ -134,7 +139,7 @@ TEST(ProbeFastPaths, StoredReferenceMadeInThePassEqualsTheStoredCopy) {
   };
   for (const Case& c : {Case{Format::FP16, 1, &reference}, Case{Format::BF16, 1, &reference},
                         Case{Format::FP8E4M3FN, 0.37, &reference}, Case{Format::FP32, 1, &reference},
-                        Case{Format::FP16, 1, &wide_reference}}) {
+                        Case{Format::FP16, 1, &wide_reference}, Case{Format::BF16, 1, &half_reference}}) {
     const Divergence::Params params(c.format, Tolerances{});
     const Tensor stored = tensor_in_format(*c.ref, c.format, c.scale);
     ExpHistogram hist_made, hist_copy;
