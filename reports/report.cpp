@@ -1,5 +1,6 @@
 #include "reports/report.h"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -64,6 +65,7 @@ json Config::to_json() const {
           {"total_samples", total_samples},
           {"seed", seed},
           {"shard", shard.empty() ? json(nullptr) : json(shard)},
+          {"sample_ranges", sample_ranges},
           {"accumulation", accumulation},
           {"tf32", tf32},
           {"profile", profile},
@@ -82,6 +84,15 @@ Config Config::from_json(const json& j) {
   c.total_samples = j.at("total_samples");
   c.seed = j.at("seed");
   c.shard = j.at("shard").is_null() ? "" : j.at("shard").get<std::string>();
+  c.sample_ranges = j.at("sample_ranges").get<std::vector<std::pair<int64_t, int64_t>>>();
+  int64_t held = 0, previous_end = -1;
+  for (const auto& [first, last] : c.sample_ranges) {
+    if (!(previous_end < first && first < last && last <= c.total_samples))
+      fail("malformed report: config.sample_ranges must be sorted, disjoint ranges within total_samples");
+    held += last - first;
+    previous_end = last;
+  }
+  if (!(held == c.samples)) fail("malformed report: config.sample_ranges do not hold config.samples samples");
   c.accumulation = j.at("accumulation");
   c.tf32 = j.at("tf32");
   c.profile = j.at("profile");
@@ -297,22 +308,53 @@ void write_report(const std::string& path, const Report& report) { write_file_at
 
 // [SECTION] Merge
 
+Shape merged_shape(const Shape& a, const Shape& b) {
+  if (a.size() != b.size()) return Shape(std::max(a.size(), b.size()), -1);
+  Shape merged(a);
+  for (size_t d = 0; d < a.size(); ++d)
+    if (a[d] != b[d]) merged[d] = -1;
+  return merged;
+}
+
+namespace {
+
+// The union of two reports' sample ranges, adjacent ranges joined; fails where they share a sample (a
+// shard given twice, a whole-set report with a shard): the merged sums would count it twice.
+std::vector<std::pair<int64_t, int64_t>> join_sample_ranges(const std::vector<std::pair<int64_t, int64_t>>& a,
+                                                            const std::vector<std::pair<int64_t, int64_t>>& b) {
+  std::vector<std::pair<int64_t, int64_t>> all(a);
+  all.insert(all.end(), b.begin(), b.end());
+  std::sort(all.begin(), all.end());
+  std::vector<std::pair<int64_t, int64_t>> joined;
+  for (const auto& [first, last] : all) {
+    if (!joined.empty() && first < joined.back().second)
+      fail("reports both hold samples " + std::to_string(first) + ".." +
+           std::to_string(std::min(last, joined.back().second) - 1) + ": some samples are in more than one report");
+    if (!joined.empty() && first == joined.back().second)
+      joined.back().second = last;
+    else
+      joined.emplace_back(first, last);
+  }
+  return joined;
+}
+
+}  // namespace
+
 void Report::merge(const Report& o) {
   if (!(model_sha256 == o.model_sha256))
     fail("reports are of different models (sha256 " + model_sha256.substr(0, 12) + " vs " +
          o.model_sha256.substr(0, 12) + ")");
   json mine = config.to_json(), theirs = o.config.to_json();
-  for (const char* key : {"samples", "shard"}) {
+  for (const char* key : {"samples", "shard", "sample_ranges"}) {
     mine.erase(key);
     theirs.erase(key);
   }
-  if (!(mine == theirs)) fail("reports were made with different settings: " + mine.dump() + " vs " + theirs.dump());
+  for (const auto& [key, value] : mine.items())
+    if (!(theirs.contains(key) && theirs.at(key) == value))
+      fail("reports were made with different settings: config." + key + " is " + value.dump() + " in one and " +
+           (theirs.contains(key) ? theirs.at(key).dump() : "absent") + " in the other");
   require(nodes.size() == o.nodes.size(), "reports differ in node count");
-  // Reports do not record which samples they hold, but more samples than the set has means some were
-  // audited twice (a whole-set report with a shard, a shard given twice); the sum would count them twice.
-  if (!(config.samples + o.config.samples <= config.total_samples))
-    fail("reports hold " + std::to_string(config.samples + o.config.samples) + " samples of a set of " +
-         std::to_string(config.total_samples) + ": some samples are in more than one report");
+  config.sample_ranges = join_sample_ranges(config.sample_ranges, o.config.sample_ranges);
   config.samples += o.config.samples;
   config.shard = config.samples == config.total_samples ? "" : "partial";
   for (size_t i = 0; i < nodes.size(); ++i) {
@@ -331,6 +373,7 @@ void Report::merge(const Report& o) {
     for (size_t k = 0; k < a.tensors.size(); ++k) {
       TensorStats& x = a.tensors[k];
       const TensorStats& y = b.tensors[k];
+      x.shape = merged_shape(x.shape, y.shape);
       if (!x.measured || !y.measured) continue;
       x.range.merge(y.range);
       x.hist.merge(y.hist);

@@ -45,7 +45,10 @@ struct Config {
   int64_t samples = 0;        // samples audited (in this shard)
   int64_t total_samples = 0;  // samples in the whole set
   uint64_t seed = 0;
-  std::string shard;          // "K/N" or "" for the whole set
+  std::string shard;          // "K/N", "partial" (a merge short of the whole set) or "" for the whole set
+  // The samples held, as sorted, disjoint, non-adjacent [first, last) index ranges: a merge refuses
+  // reports that hold a sample twice.
+  std::vector<std::pair<int64_t, int64_t>> sample_ranges;
   std::string accumulation = "fp32";
   bool tf32 = false;
   std::string profile = "generic";
@@ -67,9 +70,14 @@ struct TensorTarget {
   probes::Divergence stored;
 };
 
+// A tensor's shape over several executions (samples, loop iterations): dimensions that differ are -1, and
+// where the rank differs every dimension of the largest rank is -1. Associative and commutative, so
+// reports merged in any order agree with one run over all samples.
+Shape merged_shape(const Shape& a, const Shape& b);
+
 struct TensorStats {
   std::string name;
-  Shape shape;
+  Shape shape;  // merged_shape over every execution audited
   std::string dtype;
   bool measured = false;  // floating tensors only; integer/bool outputs carry shape and type
   probes::RangeProbe range;

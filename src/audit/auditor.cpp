@@ -288,10 +288,14 @@ struct Auditor::Impl {
     return nodes.size() - 1;
   }
 
-  // The output entries of a node's statistics, made on its first run.
+  // The output entries of a node's statistics, made on its first run; later runs merge their shapes in.
   void ensure_tensor_stats(report::NodeStats& stats, const std::vector<std::string>& outputs,
                            const std::vector<const Tensor*>& ref_out) const {
-    if (!stats.tensors.empty()) return;
+    if (!stats.tensors.empty()) {
+      for (size_t o = 0; o < outputs.size(); ++o)
+        if (ref_out[o]) stats.tensors[o].shape = report::merged_shape(stats.tensors[o].shape, ref_out[o]->shape());
+      return;
+    }
     for (size_t o = 0; o < outputs.size(); ++o) {
       report::TensorStats ts;
       ts.name = outputs[o];

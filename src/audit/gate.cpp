@@ -5,16 +5,25 @@
 #include <cstdio>
 #include <regex>
 
+#include "common/number_text.h"
+#include "tensor/formats.h"
+
 namespace mpa {
 
 namespace {
+
+struct Gate {
+  std::string expression, target, metric, output, output_metric, op, number;
+  double limit = 0;
+};
+
+const char* const kOutputMetrics[] = {"max_abs_err", "max_rel_err", "cosine", "sqnr_db"};
 
 double output_metric(const report::OutputSummary& o, const std::string& metric) {
   if (metric == "max_abs_err") return o.max_abs_err;
   if (metric == "max_rel_err") return o.max_rel_err;
   if (metric == "cosine") return o.cosine;
-  if (metric == "sqnr_db") return o.sqnr_db;
-  fail("--fail-on: unknown output metric '" + metric + "' (max_abs_err, max_rel_err, cosine, sqnr_db)");
+  return o.sqnr_db;
 }
 
 bool lower_is_worse(const std::string& metric) { return metric == "cosine" || metric == "sqnr_db"; }
@@ -29,51 +38,84 @@ bool compare(double value, const std::string& op, double limit) {
   return value != limit;
 }
 
+// Syntax, number and metric name; the target named as the report keys it (fp16 for float16).
+Gate parse_gate(const std::string& expr) {
+  static const std::regex grammar(
+      R"(^\s*(?:([a-z0-9]+)\.)?(unsafe_nodes|warn_nodes|output(?:\[([^\]]+)\])?\.([a-z_]+))\s*(>=|<=|==|!=|>|<)\s*(\S+)\s*$)");
+  std::smatch m;
+  if (!(std::regex_match(expr, m, grammar)))
+    fail("--fail-on '" + expr + "': expected [TARGET.]METRIC OP NUMBER, e.g. output.max_rel_err>1e-2");
+  Gate g{expr, m[1], m[2], m[3], m[4], m[5], m[6]};
+  if (!g.target.empty()) {
+    const auto format = parse_format(g.target);
+    if (!(format.has_value())) fail("--fail-on '" + expr + "': unknown target '" + g.target + "'");
+    g.target = format_name(*format);
+  }
+  std::string magnitude = g.number;
+  const bool negative = !magnitude.empty() && magnitude[0] == '-';
+  if (!magnitude.empty() && (magnitude[0] == '-' || magnitude[0] == '+')) magnitude.erase(0, 1);
+  std::string lower;
+  for (char c : magnitude) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (lower == "inf" || lower == "infinity") {
+    g.limit = negative ? -INFINITY : INFINITY;
+  } else {
+    const std::optional<double> limit = parse_finite_number(g.number[0] == '+' ? magnitude : g.number);
+    if (!(limit.has_value())) fail("--fail-on '" + expr + "': bad number '" + g.number + "'");
+    g.limit = *limit;
+  }
+  if (!g.output_metric.empty() &&
+      std::find(std::begin(kOutputMetrics), std::end(kOutputMetrics), g.output_metric) == std::end(kOutputMetrics))
+    fail("--fail-on '" + expr + "': unknown output metric '" + g.output_metric +
+         "' (max_abs_err, max_rel_err, cosine, sqnr_db)");
+  return g;
+}
+
+void check_names(const Gate& g, const std::vector<std::string>& targets, const std::vector<std::string>& outputs) {
+  if (!(g.target.empty() || std::find(targets.begin(), targets.end(), g.target) != targets.end()))
+    fail("--fail-on '" + g.expression + "': target '" + g.target + "' is not in the report");
+  if (!g.output_metric.empty() && !(g.output.empty() ? !outputs.empty()
+                                                     : std::find(outputs.begin(), outputs.end(), g.output) != outputs.end()))
+    fail("--fail-on '" + g.expression + "': no output " + (g.output.empty() ? "" : "'" + g.output + "' ") +
+         "in the report");
+}
+
 }  // namespace
 
+void check_gates(const std::vector<std::string>& expressions, const std::vector<std::string>& targets,
+                 const std::vector<std::string>& outputs) {
+  for (const std::string& expr : expressions) check_names(parse_gate(expr), targets, outputs);
+}
+
 std::vector<GateResult> evaluate_gates(const report::Report& report, const std::vector<std::string>& expressions) {
-  static const std::regex grammar(
-      R"(^\s*(?:([a-z0-9]+)\.)?(unsafe_nodes|warn_nodes|output(?:\[([^\]]+)\])?\.([a-z_]+))\s*(>=|<=|==|!=|>|<)\s*([-+0-9.eE]+|inf)\s*$)");
   std::vector<GateResult> results;
   for (const std::string& expr : expressions) {
-    std::smatch m;
-    if (!(std::regex_match(expr, m, grammar)))
-      fail("--fail-on '" + expr + "': expected [TARGET.]METRIC OP NUMBER, e.g. output.max_rel_err>1e-2");
-    const std::string target = m[1], metric = m[2], output = m[3], output_metric_name = m[4], op = m[5];
-    const std::string number = m[6];
-    double limit = 0;
-    size_t parsed = 0;  // stod stops at the first bad character: "1e" or "1.2.3" must not pass as 1 or 1.2
-    try {
-      limit = number == "inf" ? INFINITY : std::stod(number, &parsed);
-    } catch (const std::exception&) {
-      fail("--fail-on '" + expr + "': bad number");
-    }
-    if (!(number == "inf" || parsed == number.size())) fail("--fail-on '" + expr + "': bad number '" + number + "'");
-    if (!(target.empty() || report.summary.count(target)))
-      fail("--fail-on '" + expr + "': target '" + target + "' is not in the report");
+    const Gate g = parse_gate(expr);
+    std::vector<std::string> targets;
+    for (const auto& [fmt, summary] : report.summary) targets.push_back(fmt);
+    if (!(g.target.empty() || report.summary.count(g.target)))
+      fail("--fail-on '" + expr + "': target '" + g.target + "' is not in the report");
     GateResult result{expr, false, ""};
     for (const auto& [fmt, summary] : report.summary) {
-      if (!target.empty() && fmt != target) continue;
+      if (!g.target.empty() && fmt != g.target) continue;
       double value = 0;
-      std::string what = metric;
-      if (metric == "unsafe_nodes") value = static_cast<double>(summary.unsafe_nodes.size());
-      else if (metric == "warn_nodes") value = static_cast<double>(summary.warn_nodes.size());
+      if (g.metric == "unsafe_nodes") value = static_cast<double>(summary.unsafe_nodes.size());
+      else if (g.metric == "warn_nodes") value = static_cast<double>(summary.warn_nodes.size());
       else {
-        bool found = false;
-        const bool lower_worse = lower_is_worse(output_metric_name);
+        std::vector<std::string> outputs;
+        for (const auto& o : summary.outputs) outputs.push_back(o.name);
+        check_names(g, targets, outputs);
+        const bool lower_worse = lower_is_worse(g.output_metric);
         value = lower_worse ? INFINITY : -INFINITY;
         for (const auto& o : summary.outputs) {
-          if (!output.empty() && o.name != output) continue;
-          found = true;
-          const double v = output_metric(o, output_metric_name);
+          if (!g.output.empty() && o.name != g.output) continue;
+          const double v = output_metric(o, g.output_metric);
           value = std::isnan(v) ? v : std::isnan(value) ? value : lower_worse ? std::min(value, v) : std::max(value, v);
         }
-        if (!(found))
-          fail("--fail-on '" + expr + "': no output " + (output.empty() ? "" : "'" + output + "' ") + "in the report");
       }
-      if (compare(value, op, limit)) {
+      if (compare(value, g.op, g.limit)) {
         char buf[256];
-        std::snprintf(buf, sizeof buf, "%s: %s = %.6g %s %s", fmt.c_str(), what.c_str(), value, op.c_str(), m[6].str().c_str());
+        std::snprintf(buf, sizeof buf, "%s: %s = %.6g %s %s", fmt.c_str(), g.metric.c_str(), value, g.op.c_str(),
+                      g.number.c_str());
         result.failed = true;
         result.detail += (result.detail.empty() ? "" : "; ") + std::string(buf);
       }

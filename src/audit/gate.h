@@ -20,4 +20,9 @@ struct GateResult {
 // Fails (mpa::Error) on a malformed expression or one naming an unknown target or output.
 std::vector<GateResult> evaluate_gates(const report::Report& report, const std::vector<std::string>& expressions);
 
+// The same checks before an audit runs, against the targets and graph outputs its report will have, so
+// that a typo fails at once rather than after the audit.
+void check_gates(const std::vector<std::string>& expressions, const std::vector<std::string>& targets,
+                 const std::vector<std::string>& outputs);
+
 }  // namespace mpa

@@ -1,6 +1,7 @@
 #include "audit/verdict.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <unordered_map>
 
@@ -207,9 +208,16 @@ void evaluate(report::Report& report, const std::vector<std::string>& graph_outp
       if (p == producer.end()) continue;
       for (const auto& t : report.nodes[p->second].tensors) {
         if (t.name != out || !t.measured) continue;
+        // NaN/Inf where the reference is finite makes the errors unbounded and cosine and SQNR undefined
+        // (null in JSON), which fails every gate on them; so does an output with no element to compare.
         const probes::Divergence& d = t.targets.at(fmt).propagated;
-        summary.outputs.push_back({out, d.nonfinite() ? INFINITY : d.max_abs, d.nonfinite() ? INFINITY : d.max_rel,
-                                   d.cosine(), d.sqnr_db()});
+        const double undefined = std::nan("");
+        if (d.nonfinite())
+          summary.outputs.push_back({out, INFINITY, INFINITY, undefined, undefined});
+        else if (d.compared == 0)
+          summary.outputs.push_back({out, undefined, undefined, undefined, undefined});
+        else
+          summary.outputs.push_back({out, d.max_abs, d.max_rel, d.cosine(), d.sqnr_db()});
       }
     }
     report.summary[fmt] = std::move(summary);

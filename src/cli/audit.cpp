@@ -9,6 +9,7 @@
 #include "cli/audit_job.h"
 #include "cli/commands.h"
 #include "cli/summary.h"
+#include "io/npy.h"
 
 namespace mpa::cli {
 
@@ -43,6 +44,8 @@ class ProgressBar {
 
 int audit(const AuditArgs& args) {
   const AuditJob job(args.job);
+  job.check_gates(args.fail_on);
+  if (!args.json_path.empty()) check_can_write(args.json_path);
   ProgressBar bar(!args.quiet);
   const AuditRun run =
       job.run(args.job.keep_fp32, [&](int64_t done, int64_t total, const auto&) { bar.show(done, total); });

@@ -12,7 +12,9 @@
 #include <memory>
 #include <vector>
 
+#include "audit/gate.h"
 #include "cli/arg_groups.h"
+#include "common/number_text.h"
 #include "model/loader.h"
 
 namespace mpa::cli {
@@ -57,12 +59,9 @@ void apply_threshold(report::Thresholds& t, const std::string& spec) {
   const size_t eq = spec.find('=');
   if (!(eq != std::string::npos)) fail("--threshold '" + spec + "': expected KEY=VALUE");
   const std::string key = spec.substr(0, eq);
-  double value = 0;
-  try {
-    value = std::stod(spec.substr(eq + 1));
-  } catch (const std::exception&) {
-    fail("--threshold '" + spec + "': bad number");
-  }
+  const std::optional<double> parsed = parse_finite_number(spec.substr(eq + 1));
+  if (!(parsed.has_value())) fail("--threshold '" + spec + "': expected a finite number after '='");
+  const double value = *parsed;
   std::map<std::string, double*> scalars = {{"underflow_warn_frac", &t.underflow_warn_frac},
                                             {"underflow_unsafe_frac", &t.underflow_unsafe_frac},
                                             {"weight_underflow_warn_frac", &t.weight_underflow_warn_frac},
@@ -91,11 +90,12 @@ void apply_threshold(report::Thresholds& t, const std::string& spec) {
 // The K-th of N contiguous slices of [0, total): [floor((K-1)T/N), floor(KT/N)).
 std::pair<int64_t, int64_t> shard_range(const std::string& shard, int64_t total) {
   if (shard.empty()) return {0, total};
-  int k = 0, n = 0;
-  char tail = 0;
-  if (!(std::sscanf(shard.c_str(), "%d/%d%c", &k, &n, &tail) == 2 && n >= 1 && k >= 1 && k <= n))
-    fail("--shard '" + shard + "': expected K/N with 1 <= K <= N");
-  return {total * (k - 1) / n, total * k / n};
+  const size_t slash = shard.find('/');
+  const std::optional<int64_t> k = parse_count(shard.substr(0, slash)),
+                               n = slash == std::string::npos ? std::nullopt : parse_count(shard.substr(slash + 1));
+  if (!(k && n && *n >= 1 && *k >= 1 && *k <= *n && *n <= 1000000))
+    fail("--shard '" + shard + "': expected K/N with 1 <= K <= N <= 1000000");
+  return {total * (*k - 1) / *n, total * *k / *n};
 }
 
 AuditOptions audit_options(const AuditJobArgs& args) {
@@ -164,6 +164,19 @@ struct AuditJob::Loaded {
 AuditJob::AuditJob(AuditJobArgs args) : args_(std::move(args)), loaded_(std::make_unique<Loaded>()) {
   // Options first: a typo fails before a large model is read.
   loaded_->options = audit_options(args_);
+  naming_file(args_.model, [&] { load(); });
+}
+
+void AuditJob::check_gates(const std::vector<std::string>& fail_on) const {
+  std::vector<std::string> targets, outputs;
+  for (Format f : loaded_->options.targets) targets.emplace_back(format_name(f));
+  // The summary lists the floating outputs (an undeclared type may turn out floating).
+  for (const ValueInfo& out : loaded_->model.graph->outputs)
+    if (out.elem_type == 0 || dtype_is_float(static_cast<DType>(out.elem_type))) outputs.push_back(out.name);
+  mpa::check_gates(fail_on, targets, outputs);
+}
+
+void AuditJob::load() {
   // The file is parsed as it is read and hashed meanwhile on another thread (a second read, from the page
   // cache); a file the loader refuses (no size, over the limit) fails here, before either starts.
   const std::filesystem::path path(args_.model);
@@ -185,6 +198,11 @@ AuditJob::~AuditJob() = default;
 
 AuditRun AuditJob::run(const std::vector<std::string>& keep_fp32, const AuditProgress& progress,
                        const std::atomic<bool>* cancel) const {
+  return naming_file(args_.model, [&] { return run_in_file(keep_fp32, progress, cancel); });
+}
+
+AuditRun AuditJob::run_in_file(const std::vector<std::string>& keep_fp32, const AuditProgress& progress,
+                               const std::atomic<bool>* cancel) const {
   const Loaded& l = *loaded_;
   AuditOptions options = l.options;
   options.keep_fp32 = keep_fp32;
@@ -203,7 +221,9 @@ AuditRun AuditJob::run(const std::vector<std::string>& keep_fp32, const AuditPro
     c.samples = l.last - l.first;
     c.total_samples = l.samples->count();
     c.seed = args_.inputs.seed;
-    c.shard = args_.shard;
+    // A shard that holds every sample (1/1) is the whole set, and says so as an unsharded audit does.
+    c.shard = c.samples == c.total_samples ? "" : args_.shard;
+    if (l.first < l.last) c.sample_ranges = {{l.first, l.last}};
     c.accumulation = args_.accumulation;
     c.profile = args_.profile;
     c.fp8_scaling = args_.fp8_scaling;

@@ -56,8 +56,14 @@ class AuditJob {
   AuditRun run(const std::vector<std::string>& keep_fp32, const AuditProgress& progress = {},
                const std::atomic<bool>* cancel = nullptr) const;
   const AuditJobArgs& args() const { return args_; }
+  // Fails (mpa::Error) when a --fail-on expression is malformed or names a target or output that the
+  // report will not have: checked before a long audit rather than after it.
+  void check_gates(const std::vector<std::string>& fail_on) const;
 
  private:
+  void load();
+  AuditRun run_in_file(const std::vector<std::string>& keep_fp32, const AuditProgress& progress,
+                       const std::atomic<bool>* cancel) const;
   struct Loaded;
   AuditJobArgs args_;
   std::unique_ptr<Loaded> loaded_;

@@ -3,6 +3,7 @@
 #include "audit/verdict.h"
 #include "cli/commands.h"
 #include "cli/summary.h"
+#include "io/npy.h"
 #include "model/loader.h"
 
 namespace mpa::cli {
@@ -16,8 +17,9 @@ struct MergeArgs {
   bool quiet = false;
 };
 
-// The graph outputs, as the report's summary lists them: in graph order, which the re-evaluated summary
-// must keep so that a merge of shards is byte-identical to an audit of the whole set.
+// The graph outputs, as a report's summary lists them: in graph order, which the re-evaluated summary
+// must keep so that a merge of shards is byte-identical to an audit of the whole set. A report of no
+// sample (a shard of a set smaller than the shard count) lists none.
 std::vector<std::string> graph_outputs(const report::Report& r) {
   std::vector<std::string> outs;
   for (const auto& s : r.summary)
@@ -28,11 +30,14 @@ std::vector<std::string> graph_outputs(const report::Report& r) {
 
 int merge(const MergeArgs& args) {
   require(args.reports.size() >= 2, "merge needs at least two reports");
+  check_can_write(args.output);
   report::Report merged = report::read_report(args.reports.front());
-  const std::vector<std::string> outputs = graph_outputs(merged);
+  std::vector<std::string> outputs = graph_outputs(merged);
   for (size_t i = 1; i < args.reports.size(); ++i) {
     try {
-      merged.merge(report::read_report(args.reports[i]));
+      const report::Report next = report::read_report(args.reports[i]);
+      if (outputs.empty()) outputs = graph_outputs(next);
+      merged.merge(next);
     } catch (const Error& e) {
       const std::string message = e.what();
       if (message.rfind(args.reports[i], 0) == 0) throw;

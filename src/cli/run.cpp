@@ -146,14 +146,7 @@ int run_model(const RunOptions& opt) {
 }
 
 int run(const RunOptions& opt) {
-  try {
-    return run_model(opt);
-  } catch (const Error& e) {
-    // Runtime errors name the node; prefix the model file so the one line says where.
-    const std::string message = e.what();
-    if (message.rfind(opt.model, 0) == 0) throw;
-    throw Error(opt.model + ": " + message);
-  }
+  return naming_file(opt.model, [&] { return run_model(opt); });
 }
 
 }  // namespace

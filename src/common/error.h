@@ -25,4 +25,17 @@ inline void require(bool condition, const std::string& message) {
   if (!condition) fail(message);
 }
 
+// Calls f(); an Error out of it goes on with "file: " in front, unless its message already starts with the
+// file (errors deep in the runtime name the node, the command knows the file).
+template <class F>
+auto naming_file(const std::string& file, F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    if (message.rfind(file, 0) == 0) throw;
+    throw Error(file + ": " + message);
+  }
+}
+
 }  // namespace mpa

@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 
+#include "common/number_text.h"
 #include "io/image.h"
 #include "io/npy.h"
 #include "io/wav.h"
@@ -232,16 +233,18 @@ SampleSource::SampleSource(const Graph& graph, InputOptions options) : graph_(gr
     else if (kind == "uniform") d.kind = Distribution::Kind::Uniform;
     else if (kind == "int") d.kind = Distribution::Kind::Integer;
     else fail("--dist " + spec + ": unknown distribution '" + kind + "'");
-    try {
-      d.a = std::stod(text.substr(colon + 1, comma - colon - 1));
-      d.b = std::stod(text.substr(comma + 1));
-    } catch (const std::exception&) {
-      fail("--dist " + spec + ": bad numbers");
-    }
+    const std::optional<double> a = parse_finite_number(text.substr(colon + 1, comma - colon - 1)),
+                                b = parse_finite_number(text.substr(comma + 1));
+    if (!(a && b)) fail("--dist " + spec + ": bad numbers");
+    d.a = *a;
+    d.b = *b;
     if (!(d.kind == Distribution::Kind::Normal ? d.b >= 0 : d.a <= d.b)) fail("--dist " + spec + ": empty range");
     distributions_[name] = d;
   }
   require(options_.samples >= 1, "--samples must be at least 1");
+  if (!(sample_dirs_.empty() || options_.samples == 1))
+    fail("--samples makes random samples; --inputs " + options_.inputs + " gives one sample per subfolder (" +
+         std::to_string(sample_dirs_.size()) + ")");
   count_ = !sample_dirs_.empty() ? static_cast<int64_t>(sample_dirs_.size()) : options_.random ? options_.samples : 1;
   for (const ValueInfo& in : graph.inputs)
     if (!(fixed_.count(in.name) || options_.random || !sample_dirs_.empty()))
@@ -344,6 +347,18 @@ TensorMap SampleSource::sample(int64_t index) const {
       feeds[name] = read_tensor_file(file.string());
       sources[name] = file.string();
     }
+  }
+  // A file that does not fit its input is named here; the session knows only the input.
+  for (const ValueInfo& in : graph_.inputs) {
+    const auto f = feeds.find(in.name);
+    const auto source = sources.find(in.name);
+    if (f == feeds.end() || source == sources.end()) continue;
+    if (!(in.elem_type == 0 || static_cast<int32_t>(f->second.dtype()) == in.elem_type))
+      fail("input '" + in.name + "' (" + source->second + ") expects " + onnx_type_name(in.elem_type) + ", got " +
+           dtype_name(f->second.dtype()));
+    if (!(shape_fits(in, f->second.shape())))
+      fail("input '" + in.name + "' (" + source->second + ") expects shape " + declared_shape_str(in) + ", got " +
+           shape_str(f->second.shape()));
   }
   const std::map<std::string, int64_t> dims = bind_symbolic_dims(feeds, sources);
   if (options_.random) {

@@ -5,7 +5,10 @@
 #include <cstring>
 #include <fstream>
 #include <regex>
+#include <fcntl.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include "model/loader.h"
 
@@ -115,20 +118,34 @@ std::string serialize_npy(const Tensor& tensor) {
   return out;
 }
 
+void check_can_write(const fs::path& path) {
+  const fs::path folder = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  std::error_code ec;
+  if (!(fs::is_directory(folder, ec))) fail(path.string() + ": folder '" + folder.string() + "' does not exist");
+  if (!(::access(folder.c_str(), W_OK) == 0)) fail(path.string() + ": folder '" + folder.string() + "' is not writable");
+  if (fs::is_directory(path, ec)) fail(path.string() + ": is a folder");
+}
+
 void write_file_atomic(const fs::path& path, const std::string& bytes) {
   const fs::path tmp = path.string() + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!(static_cast<bool>(out))) fail(path.string() + ": cannot open for writing");
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    out.flush();
-    if (!out) {
-      std::error_code ec;
-      fs::remove(tmp, ec);
-      fail(path.string() + ": write failed");
-    }
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (!(fd >= 0)) fail(path.string() + ": cannot open for writing: " + std::strerror(errno));
+  size_t written = 0;
+  while (written < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    written += static_cast<size_t>(n);
   }
+  // On disk before the rename: a crash right after it must not leave an empty file under the name.
+  const bool complete = written == bytes.size() && ::fsync(fd) == 0;
+  const int write_errno = errno;
+  ::close(fd);
   std::error_code ec;
+  if (!complete) {
+    fs::remove(tmp, ec);
+    fail(path.string() + ": write failed: " + std::strerror(write_errno));
+  }
   fs::rename(tmp, path, ec);
   if (ec) {
     fs::remove(tmp, ec);

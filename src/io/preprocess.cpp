@@ -4,23 +4,11 @@
 #include <cstdlib>
 
 #include "common/error.h"
+#include "common/number_text.h"
 
 namespace mpa {
 
 namespace {
-
-std::optional<double> parse_number(const std::string& text) {
-  if (text.empty() || std::isspace(static_cast<unsigned char>(text[0]))) return std::nullopt;
-  char* end = nullptr;
-  const double v = std::strtod(text.c_str(), &end);
-  if (end != text.c_str() + text.size() || !std::isfinite(v)) return std::nullopt;
-  return v;
-}
-
-std::optional<int64_t> parse_count(const std::string& text) {
-  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos || text.size() > 18) return std::nullopt;
-  return std::stoll(text);
-}
 
 std::vector<std::string> split(const std::string& text, char sep) {
   std::vector<std::string> parts;
@@ -34,16 +22,6 @@ std::vector<std::string> split(const std::string& text, char sep) {
 }
 
 }  // namespace
-
-std::string declared_shape_str(const ValueInfo& info) {
-  if (!info.has_shape) return "no shape";
-  std::string s;
-  for (size_t i = 0; i < info.dims.size(); ++i) {
-    s += i ? "x" : "";
-    s += info.dims[i] >= 0 ? std::to_string(info.dims[i]) : (info.dim_params[i].empty() ? "?" : info.dim_params[i]);
-  }
-  return s.empty() ? "scalar" : s;
-}
 
 Preprocess parse_preprocess(const std::string& text, const std::string& what) {
   Preprocess p;
@@ -80,14 +58,14 @@ Preprocess parse_preprocess(const std::string& text, const std::string& what) {
     } else if (key == "scale") {
       // A fraction is accepted because the usual scales are 1/255 and 1/127.5.
       const auto parts = split(value, '/');
-      const auto num = parse_number(parts[0]);
-      const auto den = parts.size() == 2 ? parse_number(parts[1]) : std::optional<double>(1.0);
+      const auto num = parse_finite_number(parts[0]);
+      const auto den = parts.size() == 2 ? parse_finite_number(parts[1]) : std::optional<double>(1.0);
       if (!(parts.size() <= 2 && num && den && *den != 0)) fail(bad + " (expected a number or a fraction, e.g. 1/255)");
       p.scale = *num / *den;
     } else if (key == "mean" || key == "std") {
       std::vector<double>& out = key == "mean" ? p.mean : p.std;
       for (const std::string& part : split(value, '/')) {
-        const auto v = parse_number(part);
+        const auto v = parse_finite_number(part);
         if (!(v.has_value())) fail(bad + " (expected one number or one per channel separated by '/')");
         if (!(key == "mean" || *v != 0)) fail(what + ": std must not be 0");
         out.push_back(*v);

@@ -42,7 +42,5 @@ inline const std::set<std::string>& audio_preprocess_keys() {
   return keys;
 }
 
-// A declared input shape for messages: "1x3xHxW", "?" for an unnamed dynamic dim, "scalar", or "no shape".
-std::string declared_shape_str(const ValueInfo& info);
 
 }  // namespace mpa

@@ -70,6 +70,11 @@ struct ValueInfo {
   bool is_tensor = true;  // false for sequence/map/optional values
 };
 
+// The declared shape as text ("1x3xHxW", "scalar", "no shape"), symbolic dims by name.
+std::string declared_shape_str(const ValueInfo& info);
+// Whether a shape matches what is declared: its rank and every fixed dim (symbolic dims take any size).
+bool shape_fits(const ValueInfo& info, const Shape& shape);
+
 struct Graph {
   std::string name;
   std::vector<Node> nodes;  // topological order

@@ -50,23 +50,6 @@ void collect_unsupported(const Graph& graph, std::vector<UnsupportedNode>& out) 
   }
 }
 
-bool shape_fits(const ValueInfo& info, const Shape& shape) {
-  if (!info.has_shape) return true;
-  if (info.dims.size() != shape.size()) return false;
-  for (size_t i = 0; i < shape.size(); ++i)
-    if (info.dims[i] >= 0 && info.dims[i] != shape[i]) return false;
-  return true;
-}
-
-std::string declared_shape(const ValueInfo& info) {
-  std::string s;
-  for (size_t i = 0; i < info.dims.size(); ++i) {
-    s += i ? "x" : "";
-    s += info.dims[i] >= 0 ? std::to_string(info.dims[i]) : (info.dim_params[i].empty() ? "?" : info.dim_params[i]);
-  }
-  return s.empty() ? "scalar" : s;
-}
-
 }  // namespace
 
 std::vector<UnsupportedNode> find_unsupported_nodes(const Graph& graph) {
@@ -167,11 +150,14 @@ void Session::check_feeds(const TensorMap& feeds) const {
     auto it = feeds.find(in.name);
     if (!(it != feeds.end())) fail("graph input '" + in.name + "' was not given a value");
     const Tensor& t = it->second;
-    if (in.elem_type != 0)
+    // An FP64 session holds float32 values widened to double, a subgraph's loop-carried ones included.
+    const bool widened = options_.precision == Format::FP64 && t.dtype() == DType::Float64 &&
+                         in.elem_type == static_cast<int32_t>(DType::Float32);
+    if (in.elem_type != 0 && !widened)
       if (!(static_cast<int32_t>(t.dtype()) == in.elem_type))
         fail("input '" + in.name + "' expects " + onnx_type_name(in.elem_type) + ", got " + dtype_name(t.dtype()));
     if (!(shape_fits(in, t.shape())))
-      fail("input '" + in.name + "' expects shape " + declared_shape(in) + ", got " + shape_str(t.shape()));
+      fail("input '" + in.name + "' expects shape " + declared_shape_str(in) + ", got " + shape_str(t.shape()));
   }
   for (const auto& [name, tensor] : feeds)
     if (!(feedable_.count(name))) fail("'" + name + "' is not an input of the model");

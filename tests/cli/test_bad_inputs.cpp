@@ -190,7 +190,11 @@ TEST(BadInput, NpyThatDoesNotFitTheInput) {
                      {"m.onnx", "input 'x'", "float32", "int32"});
   mpa::write_npy(dir / "wide.npy", mpa::Tensor::from_vector<float>({1, 2, 3, 4, 5}, {1, 5}));
   expect_clean_error(run_cli(dir, run_args(dir / "m.onnx", "--input x=" + (dir / "wide.npy").string())),
-                     {"m.onnx", "input 'x'", "1x4", "1x5"});
+                     {"m.onnx", "input 'x'", "wide.npy", "1x4", "1x5"});
+  // audit names the model file too.
+  expect_clean_error(
+      run_cli(dir, "audit " + (dir / "m.onnx").string() + " --quiet --input x=" + (dir / "wide.npy").string()),
+      {"m.onnx", "input 'x'", "wide.npy", "1x4", "1x5"});
   write_whole_file(dir / "junk.npy", "\x93NUMPY garbage");
   expect_clean_error(run_cli(dir, run_args(dir / "m.onnx", "--input x=" + (dir / "junk.npy").string())), {"junk.npy"});
   expect_clean_error(run_cli(dir, run_args(dir / "m.onnx", "--input nosuch=" + (dir / "wide.npy").string())),

@@ -12,6 +12,7 @@
 #include <valijson/schema_parser.hpp>
 #include <valijson/validator.hpp>
 
+#include "io/npy.h"
 #include "reports/report.h"
 #include "support/model_builder.h"
 #include "support/run_cli.h"
@@ -172,6 +173,15 @@ ModelBuilder wide_matmul_model() {
   b.node("MatMul", {"x", "w"}, {"proj"}, "project");
   b.node("Relu", {"proj"}, {"y"}, "act");
   b.output("y", onnx::TensorProto::FLOAT, {2, 96, 160});
+  return b;
+}
+
+// A batch dimension left open ("N"), so that samples of different batch sizes audit one model.
+ModelBuilder dynamic_batch_model() {
+  ModelBuilder b;
+  b.input("x", onnx::TensorProto::FLOAT, {-1, 4});
+  b.node("Tanh", {"x"}, {"y"}, "squash");
+  b.output("y", onnx::TensorProto::FLOAT, {-1, 4});
   return b;
 }
 
@@ -355,6 +365,61 @@ TEST_F(ReportContract, ThreeShardsMergeInAnyOrder) {
   EXPECT_TRUE(read_whole_file(path("merged.json")) == whole) << "3-way merge (3, 1, 2) differs from the whole set";
 }
 
+// Fewer samples than shards: shard 1/3 holds none, and listed first it must not drop the output summary.
+TEST_F(ReportContract, AnEmptyShardMergesLikeTheOthers) {
+  const fs::path onnx = save(two_output_model(), "two.onnx");
+  const std::string whole = audit(onnx, "whole.json", "--samples 2 --seed 3");
+  for (const char* shard : {"1/3", "2/3", "3/3"})
+    audit(onnx, std::string("third") + shard[0] + ".json", std::string("--samples 2 --seed 3 --shard ") + shard);
+  EXPECT_EQ(nlohmann::json::parse(read_whole_file(path("third1.json")))["config"]["samples"], 0);
+  ASSERT_EQ(merge({"third1.json", "third2.json", "third3.json"}, "merged.json").exit_code, 0);
+  EXPECT_TRUE(read_whole_file(path("merged.json")) == whole) << "merge led by the empty shard differs";
+}
+
+// Samples of batch 1, 3 and 2: dimensions that differ between samples are -1 whatever the merge order.
+TEST_F(ReportContract, ShapesThatVaryBetweenSamplesMergeInAnyOrder) {
+  const fs::path onnx = save(dynamic_batch_model(), "dynamic.onnx");
+  const int64_t batches[] = {1, 3, 2};
+  for (int s = 0; s < 3; ++s) {
+    const fs::path folder = path("samples") / ("s" + std::to_string(s));
+    fs::create_directories(folder);
+    mpa::write_npy(folder / "x.npy",
+                   mpa::Tensor::from_vector<float>(normal_values(static_cast<size_t>(batches[s]) * 4, 1.f, 7 + s),
+                                                   {batches[s], 4}));
+  }
+  const std::string inputs = "--inputs " + path("samples").string();
+  const std::string whole = audit(onnx, "whole.json", inputs);
+  EXPECT_EQ(nlohmann::json::parse(whole)["nodes"][0]["tensors"][0]["shape"], nlohmann::json::array({-1, 4}));
+  expect_valid(whole, "a shape that varies between samples");
+  for (const char* shard : {"1/3", "2/3", "3/3"})
+    audit(onnx, std::string("third") + shard[0] + ".json", inputs + " --shard " + shard);
+  EXPECT_EQ(nlohmann::json::parse(read_whole_file(path("third2.json")))["nodes"][0]["tensors"][0]["shape"],
+            nlohmann::json::array({3, 4}));
+  for (const std::vector<std::string>& order :
+       {std::vector<std::string>{"third2.json", "third1.json", "third3.json"},
+        std::vector<std::string>{"third3.json", "third2.json", "third1.json"}}) {
+    ASSERT_EQ(merge(order, "merged.json").exit_code, 0);
+    EXPECT_TRUE(read_whole_file(path("merged.json")) == whole) << "merge from " << order[0] << " differs";
+  }
+}
+
+// Each report records the samples it holds: a shard given twice cannot pass for the whole set.
+TEST_F(ReportContract, AShardGivenTwiceIsRefused) {
+  const fs::path onnx = save(mlp_model(), "mlp.onnx");
+  for (const char* shard : {"1/3", "2/3", "3/3"})
+    audit(onnx, std::string("third") + shard[0] + ".json", std::string("--samples 7 --shard ") + shard);
+  EXPECT_EQ(nlohmann::json::parse(read_whole_file(path("third2.json")))["config"]["sample_ranges"],
+            nlohmann::json::parse("[[2, 4]]"));
+  expect_one_line_error(merge({"third1.json", "third1.json", "third3.json"}, "out.json"), "more than one report");
+  ASSERT_EQ(merge({"third3.json", "third1.json"}, "partial.json").exit_code, 0);
+  EXPECT_EQ(nlohmann::json::parse(read_whole_file(path("partial.json")))["config"]["sample_ranges"],
+            nlohmann::json::parse("[[0, 2], [4, 7]]"));
+  expect_one_line_error(merge({"partial.json", "third3.json"}, "out.json"), "samples 4..6");
+  EXPECT_FALSE(fs::exists(path("out.json")));
+  // A shard that holds the whole set is the whole set.
+  EXPECT_TRUE(audit(onnx, "one_of_one.json", "--samples 2 --shard 1/1") == audit(onnx, "all.json", "--samples 2"));
+}
+
 TEST_F(ReportContract, MergingDifferentModelsOrSettingsFails) {
   const fs::path mlp = save(mlp_model(), "mlp.onnx"), two = save(two_output_model(), "two.onnx");
   audit(mlp, "mlp1.json", "--samples 2 --shard 1/2");
@@ -363,7 +428,7 @@ TEST_F(ReportContract, MergingDifferentModelsOrSettingsFails) {
   audit(mlp, "mlp2_seed.json", "--samples 2 --shard 2/2 --seed 4");
   audit(mlp, "mlp_whole.json", "--samples 2");
   expect_one_line_error(merge({"mlp1.json", "two2.json"}, "out.json"), "different models");
-  expect_one_line_error(merge({"mlp1.json", "mlp2_bf16.json"}, "out.json"), "different settings");
+  expect_one_line_error(merge({"mlp1.json", "mlp2_bf16.json"}, "out.json"), "config.targets");
   expect_one_line_error(merge({"mlp1.json", "mlp2_seed.json"}, "out.json"), "different settings");
   expect_one_line_error(merge({"mlp_whole.json", "mlp1.json"}, "out.json"), "more than one report");
   EXPECT_FALSE(fs::exists(path("out.json")));
@@ -430,11 +495,35 @@ TEST_F(ReportContract, GateExitCodes) {
   EXPECT_TRUE(overflow_reason) << "the planted overflow is not named as such";
 
   EXPECT_EQ(cli("audit " + safe.string() + " --samples 2 --quiet --fail-on 'output.max_rel_err>1e9'").exit_code, 0);
-  for (const char* malformed :
-       {"unsafe_nodes>>0", "unsafe_nodes>1e", "unsafe_nodes>1.2.3", "bogus>0", "unsafe_nodes"}) {
+  for (const char* malformed : {"unsafe_nodes>>0", "unsafe_nodes>1e", "unsafe_nodes>1.2.3", "bogus>0", "unsafe_nodes",
+                                "output.bogus>1", "bf16.unsafe_nodes>0", "output[nosuch].cosine<1"}) {
     SCOPED_TRACE(malformed);
-    expect_one_line_error(cli("audit " + safe.string() + " --samples 1 --quiet --fail-on '" + malformed + "'"),
-                          "--fail-on");
+    // Checked before the audit: no report is written.
+    expect_one_line_error(cli("audit " + safe.string() + " --samples 1 --quiet --fail-on '" + malformed +
+                              "' --json " + path("gated.json").string()),
+                          std::string("--fail-on '") + malformed + "'");
+    EXPECT_FALSE(fs::exists(path("gated.json")));
+  }
+  // Target names as --target takes them, and infinities either way.
+  for (const char* gate : {"float16.unsafe_nodes>0", "output.max_rel_err>=Inf", "output.cosine<-inf"})
+    EXPECT_EQ(cli("audit " + safe.string() + " --samples 1 --quiet --fail-on '" + gate + "'").exit_code, 0) << gate;
+  // The planted overflow's output turns Inf: its cosine and SQNR are undefined, which fails their gates.
+  for (const char* gate : {"output.cosine<0", "output.sqnr_db<-1000"})
+    EXPECT_EQ(cli("audit " + overflow.string() + " --samples 1 --quiet --fail-on '" + gate + "'").exit_code, 1) << gate;
+}
+
+TEST_F(ReportContract, BadThresholdsAndShardsFailBeforeTheAudit) {
+  const fs::path mlp = save(mlp_model(), "mlp.onnx");
+  fs::create_directories(path("samples") / "s0");
+  mpa::write_npy(path("samples") / "s0" / "x.npy", mpa::Tensor::from_vector<float>(normal_values(16, 1.f, 1), {2, 8}));
+  for (const std::string& option : std::vector<std::string>{"--threshold jump_db=inf", "--threshold atol=nan", "--threshold atol=1e-3junk", "--shard ' 1/3'",
+        "--shard +1/3", "--shard 0/3", "--shard 4/3", "--samples 3 --inputs " + path("samples").string(),
+        std::string("--dist x=normal:0,1x")}) {
+    SCOPED_TRACE(option);
+    const CliResult r = cli("audit " + mlp.string() + " --quiet --json " + path("r.json").string() + " " + option);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_FALSE(fs::exists(path("r.json")));
   }
 }
 
