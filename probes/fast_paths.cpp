@@ -230,28 +230,20 @@ MPA_VECTOR_REDUCTION void range(const float* x, int64_t n, RangeProbe::Chunk& c)
   c.sum_sq += sum_sq;
 }
 
-MPA_VECTOR_LOOP int64_t count_magnitudes_within(const float* x, int64_t n, double lo, double hi) {
-  // Float bounds that classify every float as the double bounds do: the smallest float >= lo, the
-  // largest float <= hi.
-  float flo = static_cast<float>(lo), fhi = static_cast<float>(hi);
-  if (static_cast<double>(flo) < lo) flo = std::nextafter(flo, INFINITY);
-  if (static_cast<double>(fhi) > hi) fhi = std::nextafter(fhi, -INFINITY);
-  int32_t count = 0;  // a chunk holds fewer than 2^31 values
-  for (int64_t i = 0; i < n; ++i) {
-    const float a = __builtin_bit_cast(float, __builtin_bit_cast(uint32_t, x[i]) & 0x7FFFFFFFu);
-    count += (a > 0.f) & (a >= flo) & (a <= fhi);
-  }
-  return count;
-}
+namespace {
 
-MPA_VECTOR_LOOP void format_fit(const float* x, int64_t n, const FormatFit::Bounds& b, FormatFit::Chunk& c) {
-  // float bounds and 32-bit counters (a chunk holds fewer than 2^31 values) keep the loop in vector lanes;
-  // bounds that are not floats round to the float that classifies every float the same way.
+// The fit counts with magnitudes in format units: |x| / scale in float, as round_to_format_scaled divides
+// (ToUnits is the identity for unscaled formats, so that loop stays free of divisions). The format's
+// boundaries are floats exactly, so float comparisons classify as the double ones do.
+template <class ToUnits>
+__attribute__((always_inline)) inline void format_fit_in_units(const float* x, int64_t n, const FormatFit::Bounds& b,
+                                                               FormatFit::Chunk& c, ToUnits to_units) {
+  // 32-bit counters (a chunk holds fewer than 2^31 values) keep the loop in vector lanes.
   const float max_finite = static_cast<float>(b.max_finite), flush_limit = static_cast<float>(b.flush_limit),
               normal_limit = static_cast<float>(b.normal_limit);
   int32_t overflow = 0, flushed = 0, subnormal = 0, nonzero = 0;
   for (int64_t i = 0; i < n; ++i) {
-    const float a = __builtin_bit_cast(float, __builtin_bit_cast(uint32_t, x[i]) & 0x7FFFFFFFu);
+    const float a = to_units(__builtin_bit_cast(float, __builtin_bit_cast(uint32_t, x[i]) & 0x7FFFFFFFu));
     nonzero += a > 0.f;
     overflow += a > max_finite;
     flushed += (a > 0.f) & (a <= flush_limit);
@@ -261,6 +253,29 @@ MPA_VECTOR_LOOP void format_fit(const float* x, int64_t n, const FormatFit::Boun
   c.flush_to_zero += flushed;
   c.subnormal += subnormal;
   c.nonzero += nonzero;
+}
+
+}  // namespace
+
+MPA_VECTOR_LOOP void format_fit(const float* x, int64_t n, const FormatFit::Bounds& b, FormatFit::Chunk& c) {
+  const float scale = b.scale;
+  if (scale == 1.f)
+    format_fit_in_units(x, n, b, c, [](float a) { return a; });
+  else
+    format_fit_in_units(x, n, b, c, [scale](float a) { return a / scale; });
+}
+
+MPA_VECTOR_LOOP int64_t count_significant_flushes(const float* x, int64_t n, double relevant,
+                                                  const FormatFit::Bounds& b) {
+  float low = static_cast<float>(relevant);  // the smallest float >= relevant classifies floats as it does
+  if (static_cast<double>(low) < relevant) low = std::nextafter(low, INFINITY);
+  const float flush_limit = static_cast<float>(b.flush_limit), scale = b.scale;
+  int32_t count = 0;  // a chunk holds fewer than 2^31 values
+  for (int64_t i = 0; i < n; ++i) {
+    const float a = __builtin_bit_cast(float, __builtin_bit_cast(uint32_t, x[i]) & 0x7FFFFFFFu);
+    count += (a > 0.f) & (a >= low) & (a / scale <= flush_limit);
+  }
+  return count;
 }
 
 namespace {

@@ -29,8 +29,8 @@ void range(const float* x, int64_t n, RangeProbe::Chunk& c);
 // Format-fit counts of finite x into c.
 void format_fit(const float* x, int64_t n, const FormatFit::Bounds& b, FormatFit::Chunk& c);
 
-// Finite x with 0 < |x|, lo <= |x| <= hi (FormatFit's significant flushes).
-int64_t count_magnitudes_within(const float* x, int64_t n, double lo, double hi);
+// Finite x that flush to zero in b (0 < |x| / b.scale <= b.flush_limit) and are at least `relevant`.
+int64_t count_significant_flushes(const float* x, int64_t n, double relevant, const FormatFit::Bounds& b);
 
 // Exponent histogram of finite x into h (bins from the float's exponent bits).
 void histogram(const float* x, int64_t n, ExpHistogram::Chunk& h);

@@ -48,11 +48,11 @@ int64_t FormatFit::count_significant_flushes(const Tensor& t, Format f, double a
       t.numel(),
       [&](int64_t begin, int64_t end) {
         if (t.dtype() == DType::Float32 && fast::all_finite(t.data<float>() + begin, end - begin))
-          return fast::count_magnitudes_within(t.data<float>() + begin, end - begin, relevant, bounds.flush_limit);
+          return fast::count_significant_flushes(t.data<float>() + begin, end - begin, relevant, bounds);
         int64_t c = 0;
         for_each_value(t, begin, end, [&](double x, int64_t) {
           const double a = std::fabs(x);
-          c += a > 0 && a <= bounds.flush_limit && a >= relevant;
+          c += a > 0 && a >= relevant && bounds.in_format_units(a) <= bounds.flush_limit;
         });
         return c;
       },

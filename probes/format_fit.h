@@ -9,19 +9,26 @@
 namespace mpa::probes {
 
 struct FormatFit {
+  // The format's boundaries (floats, exactly) and the per-tensor scale of FP8 recipes, which store x as
+  // round(x / scale) * scale: a value is classified by |x| / scale in float, the quotient that rounding sees
+  // (round_to_format_scaled), so counts agree with what storage does, the tensor's absmax included.
   struct Bounds {
     double max_finite, flush_limit, normal_limit;
-    // With a per-tensor scale (FP8 recipes store x / scale) the boundaries move by the same factor.
+    float scale;
     explicit Bounds(Format f, double scale = 1)
-        : max_finite(format_traits(f).max_finite * scale),
-          flush_limit(format_traits(f).min_subnormal / 2 * scale),
-          normal_limit((format_traits(f).min_normal - format_traits(f).min_subnormal / 2) * scale) {}
+        : max_finite(format_traits(f).max_finite),
+          flush_limit(format_traits(f).min_subnormal / 2),
+          normal_limit(format_traits(f).min_normal - format_traits(f).min_subnormal / 2),
+          scale(static_cast<float>(scale)) {}
+    double in_format_units(double magnitude) const {
+      return scale == 1.f ? magnitude : static_cast<float>(magnitude) / scale;
+    }
   };
   struct Chunk {
     int64_t overflow = 0, flush_to_zero = 0, subnormal = 0, nonzero = 0;
     void add(double x, const Bounds& b) {
-      const double a = std::fabs(x);
-      if (!(a > 0) || std::isinf(a)) return;  // zero, NaN and Inf are counted by the range probe
+      const double a = b.in_format_units(std::fabs(x));
+      if (!(a > 0) || std::isinf(std::fabs(x))) return;  // zero, NaN and Inf are counted by the range probe
       ++nonzero;
       if (a > b.max_finite) ++overflow;
       else if (a <= b.flush_limit) ++flush_to_zero;

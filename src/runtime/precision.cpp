@@ -61,7 +61,16 @@ double absmax_of(const Tensor& tensor) {
   return absmax;
 }
 
-double absmax_scale(Format format, double absmax) { return absmax > 0 ? absmax / format_traits(format).max_finite : 1; }
+double absmax_scale(Format format, double absmax) {
+  if (!(absmax > 0)) return 1;
+  // A float (storage divides by it in float), the smallest one that keeps absmax / scale within the
+  // format: the largest value then lands on the format's max, never beyond it by a rounding of the quotient.
+  const float max_finite = static_cast<float>(format_traits(format).max_finite), largest = static_cast<float>(absmax);
+  float scale = static_cast<float>(absmax / max_finite);
+  if (!(std::isfinite(largest) && std::isfinite(scale) && scale > 0)) return absmax / max_finite;  // beyond float
+  while (largest / scale > max_finite) scale = std::nextafter(scale, INFINITY);
+  return scale;
+}
 
 void store_span_in_format(const Tensor& tensor, int64_t begin, int64_t end, float* out, Format format,
                           double scale) {

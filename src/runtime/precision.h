@@ -22,7 +22,8 @@ void store_span_in_format(const Tensor& tensor, int64_t begin, int64_t end, floa
                           double scale = 1);
 // The largest finite |x| of a floating tensor (0 for other element types).
 double absmax_of(const Tensor& tensor);
-// The per-tensor scale that maps absmax onto the format's largest finite value (1 for an all-zero tensor).
+// The per-tensor scale that maps absmax onto the format's largest finite value (1 for an all-zero tensor): a
+// float, the smallest whose float quotient absmax / scale stays within the format.
 double absmax_scale(Format format, double absmax);
 // float32 -> float64 (the FP64 reference); other types are shared without copying.
 Tensor widen_to_double(const Tensor& tensor);

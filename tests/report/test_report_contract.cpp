@@ -255,6 +255,9 @@ TEST_F(ReportContract, ReportsOfSmallModelsValidate) {
                                              "branch/else/squash", "branch"}));
   EXPECT_EQ(branching["nodes"][2]["scope"], "branch/then/repeat/body");
   EXPECT_TRUE(branching["nodes"][6]["scope"].is_null());
+  // The Loop body's float carried value arrives widened to double under an fp64 reference.
+  expect_valid(audit(path("branching.onnx"), "branching_fp64.json", "--samples 4 --reference fp64"),
+               "If with a Loop inside, fp64 reference");
   expect_valid(
       audit(fs::path(MPA_SOURCE_DIR) / "models/demo/tiny_cnn.onnx", "tiny_cnn.json", "--samples 1 --target bf16"),
       "demo CNN");

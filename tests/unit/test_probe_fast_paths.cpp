@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "probes/fast_paths.h"
+#include "probes/format_fit.h"
 #include "runtime/precision.h"
 
 using namespace mpa;
@@ -75,6 +76,42 @@ TEST(ProbeFastPaths, RangeAndFormatFitEqualPerValueFigures) {
     EXPECT_EQ(fast_fit.flush_to_zero, fit.flush_to_zero) << c.name;
     EXPECT_EQ(fast_fit.subnormal, fit.subnormal) << c.name;
     EXPECT_EQ(fast_fit.nonzero, fit.nonzero) << c.name;
+  }
+}
+
+// Every format's boundaries, scaled or not, and the counts of FormatFit::of on a tensor through the fast path
+// (finite float32) and the general one (a NaN in the chunk): with FP8 absmax scaling the absmax itself
+// lands on the format's max and never counts as overflow, whichever path measures it.
+TEST(ProbeFastPaths, FormatFitAgreesWithStorageAcrossPathsAndScales) {
+  for (Format f : {Format::FP16, Format::BF16, Format::FP8E4M3FN, Format::FP8E5M2, Format::TF32}) {
+    const FormatFit::Bounds b(f);
+    for (double bound : {b.max_finite, b.flush_limit, b.normal_limit})
+      EXPECT_EQ(static_cast<double>(static_cast<float>(bound)), bound) << format_name(f) << " bound " << bound;
+  }
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> log_magnitude(-12.f, 12.f);
+  for (Format f : {Format::FP8E4M3FN, Format::FP8E5M2}) {
+    for (int trial = 0; trial < 200; ++trial) {
+      std::vector<float> values(64);
+      for (float& v : values) v = std::exp2(log_magnitude(rng)) * (trial % 2 ? 1.f : -1.f);
+      float absmax = 0;
+      for (float v : values) absmax = std::max(absmax, std::fabs(v));
+      const double scale = absmax_scale(f, absmax);
+      const FormatFit fast_fit = FormatFit::of(Tensor::from_vector<float>(values, {64}), f, scale);
+      values.push_back(NAN);
+      const FormatFit general = FormatFit::of(Tensor::from_vector<float>(values, {65}), f, scale);
+      EXPECT_EQ(fast_fit.overflow, 0) << format_name(f) << " absmax " << absmax;
+      EXPECT_EQ(general.overflow, 0) << format_name(f) << " absmax " << absmax;
+      EXPECT_EQ(fast_fit.flush_to_zero, general.flush_to_zero);
+      EXPECT_EQ(fast_fit.significant_flush, general.significant_flush);
+      EXPECT_EQ(fast_fit.subnormal, general.subnormal);
+      // And each count as storage gives it: a value stored as zero was flushed.
+      std::vector<float> stored(values.begin(), values.end() - 1);
+      round_to_format_scaled(f, stored.data(), 64, static_cast<float>(scale));
+      int64_t zeros = 0;
+      for (float v : stored) zeros += v == 0.f;
+      EXPECT_EQ(general.flush_to_zero, zeros) << format_name(f) << " absmax " << absmax;
+    }
   }
 }
 
