@@ -604,8 +604,9 @@ struct Auditor::Impl {
       propagated[k].initializers = &target_initializers[k];
       propagated[k].fp32_initializers = &graph->initializers;
       propagated[k].narrow = [this, k](const Tensor& t) { return in_target_format(k, t); };
-      for (const auto& [name, t] : feeds)
-        propagated[k].values[name] = tensor_in_format(t, target_configs[k].storage, scale_of(k, t));
+      // Graph inputs arrive in fp32, as a mixed-precision deployment takes them: nodes computing in the
+      // format read them converted (on first use), nodes kept in fp32 read them as given.
+      for (const auto& [name, t] : feeds) propagated[k].store(name, t, true);
     }
 
     for (size_t i = 0; i < graph->nodes.size(); ++i) {

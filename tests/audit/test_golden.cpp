@@ -91,6 +91,26 @@ TEST(Golden, DecomposedLayerNormPowOverflowsAndEpsFlushesToZero) {
   EXPECT_EQ(a.node("center").targets.at("fp16").verdict, report::Verdict::Safe) << a.reasons("center");
 }
 
+// Inputs beyond fp16's range scaled down at once: kept in fp32, the Mul reads the graph input as given
+// (fp32, as a mixed-precision deployment feeds it), so its output is finite and the model passes.
+TEST(Golden, ANodeKeptInFp32ReadsGraphInputsInFp32) {
+  ModelBuilder b;
+  b.input("x", onnx::TensorProto::FLOAT, {64});
+  b.initializer("milli", {1}, {1e-3f});
+  b.node("Mul", {"x", "milli"}, {"y"}, "shrink");
+  b.output("y", onnx::TensorProto::FLOAT, {64});
+  const TensorMap sample{{"x", normal({64}, 5e4f, 0, 3)}};
+  const Audited plain = audit(b, {sample});
+  EXPECT_GT(plain.node("shrink").tensors[0].targets.at("fp16").propagated.inf, 0);
+  AuditOptions keep;
+  keep.keep_fp32 = {"shrink"};
+  const Audited kept = audit(b, {sample}, keep);
+  const report::TensorTarget& y = kept.node("shrink").tensors[0].targets.at("fp16");
+  EXPECT_EQ(y.propagated.nonfinite(), 0);
+  EXPECT_EQ(y.propagated.max_abs, 0) << "an fp32 Mul of the fp32 input is the reference";
+  EXPECT_TRUE(kept.fp16().pass);
+}
+
 // Keeping only the Pow in fp32 moves its overflow to the fp16 ReduceMean that reads it; keeping the whole
 // variance path (up to the Sqrt, whose fp16 output fits again) makes the model pass.
 TEST(Golden, KeepingNodesInFp32MovesOverflowsToTheBoundary) {
