@@ -212,6 +212,13 @@ struct Auditor::Impl {
       fit_bounds.emplace_back(storage_of(target));
     }
     inner_initializers.resize(options.targets.size());
+    // Subgraphs run through their own sessions, which store values without the per-tensor scales that
+    // the reference's absmax gives at the top level: their figures would be those of unscaled FP8.
+    for (size_t k = 0; k < options.targets.size(); ++k)
+      for (const Node& node : graph->nodes)
+        if (scaled(k) && !subgraphs_of(node).empty())
+          fail(node.label() + ": --fp8-scaling absmax does not reach inside If/Loop/Scan subgraphs yet; audit " +
+               target_name(k) + " unscaled or without this node");
     mark_kept_nodes();
     // Reuse needs the value-moving node's runs to be plain permutations of its input's in every stream:
     // no node computing in fp32 amid the format, no per-tensor FP8 scale.

@@ -528,6 +528,10 @@ TEST_F(ReportContract, BadThresholdsAndShardsFailBeforeTheAudit) {
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
     EXPECT_FALSE(fs::exists(path("r.json")));
   }
+  // FP8 absmax scales do not reach inside subgraphs yet: refused rather than measured unscaled.
+  expect_one_line_error(cli("audit " + save(branching_model(), "branching.onnx").string() +
+                            " --quiet --samples 1 --target fp8e4m3 --fp8-scaling absmax"),
+                        "--fp8-scaling absmax");
 }
 
 }  // namespace
