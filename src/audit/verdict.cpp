@@ -32,32 +32,34 @@ struct NodeFigures {
   bool measured = false, has_iso = false;
 };
 
-NodeFigures figures_of(const NodeStats& node, const std::string& fmt) {
-  NodeFigures f;
-  for (const auto& t : node.tensors) {
-    if (!t.measured) continue;
-    const report::TensorTarget& tt = t.targets.at(fmt);
-    f.measured = true;
-    f.overflow += tt.fit.overflow;
-    f.flushed += tt.fit.flush_to_zero;
-    f.significant_flushed += tt.fit.significant_flush;
-    f.nonzero += tt.fit.nonzero;
-    f.values += t.range.count;
-    f.absmax = std::max(f.absmax, t.range.absmax());
-    f.prop_nonfinite += tt.propagated.nonfinite();
-    if (tt.propagated.compared) f.prop_sqnr = std::min(f.prop_sqnr, tt.propagated.sqnr_db());
-    if (tt.stored.compared) f.stored_sqnr = std::min(f.stored_sqnr, tt.stored.sqnr_db());
-    f.stored_nonfinite += tt.stored.nonfinite();
-    if (tt.isolated.ref_finite) {
-      f.has_iso = true;
-      f.iso_nan += tt.isolated.nan;
-      f.iso_inf += tt.isolated.inf;
-      if (tt.isolated.compared && tt.isolated.sum_ref_sq.value() > 0) {
-        f.iso_sqnr = std::min(f.iso_sqnr, tt.isolated.sqnr_db());
-        f.iso_max_rel = std::max(f.iso_max_rel, tt.isolated.max_rel);
-      }
+void add_tensor(NodeFigures& f, const report::TensorStats& t, const std::string& fmt) {
+  if (!t.measured) return;
+  const report::TensorTarget& tt = t.targets.at(fmt);
+  f.measured = true;
+  f.overflow += tt.fit.overflow;
+  f.flushed += tt.fit.flush_to_zero;
+  f.significant_flushed += tt.fit.significant_flush;
+  f.nonzero += tt.fit.nonzero;
+  f.values += t.range.count;
+  f.absmax = std::max(f.absmax, t.range.absmax());
+  f.prop_nonfinite += tt.propagated.nonfinite();
+  if (tt.propagated.compared) f.prop_sqnr = std::min(f.prop_sqnr, tt.propagated.sqnr_db());
+  if (tt.stored.compared) f.stored_sqnr = std::min(f.stored_sqnr, tt.stored.sqnr_db());
+  f.stored_nonfinite += tt.stored.nonfinite();
+  if (tt.isolated.ref_finite) {
+    f.has_iso = true;
+    f.iso_nan += tt.isolated.nan;
+    f.iso_inf += tt.isolated.inf;
+    if (tt.isolated.compared && tt.isolated.sum_ref_sq.value() > 0) {
+      f.iso_sqnr = std::min(f.iso_sqnr, tt.isolated.sqnr_db());
+      f.iso_max_rel = std::max(f.iso_max_rel, tt.isolated.max_rel);
     }
   }
+}
+
+NodeFigures figures_of(const NodeStats& node, const std::string& fmt) {
+  NodeFigures f;
+  for (const auto& t : node.tensors) add_tensor(f, t, fmt);
   return f;
 }
 
@@ -79,14 +81,21 @@ void evaluate(report::Report& report, const std::vector<std::string>& graph_outp
     const double warn_db = th.sqnr_warn_db.count(fmt) ? th.sqnr_warn_db.at(fmt) : 40;
     const double unsafe_db = th.sqnr_unsafe_db.count(fmt) ? th.sqnr_unsafe_db.at(fmt) : 20;
     report::TargetSummary summary;
-    std::vector<NodeFigures> figures(report.nodes.size());
+    // Figures per value, so that a node is compared with the outputs it reads, not its producers' worst.
+    std::unordered_map<std::string, NodeFigures> value_figures;
     std::vector<std::pair<double, size_t>> ranking;  // (isolated score, node) for culprits
 
     for (size_t i = 0; i < report.nodes.size(); ++i) {
       NodeStats& node = report.nodes[i];
       report::NodeTarget target;
       const NodeFigures f = figures_of(node, fmt);
-      figures[i] = f;
+      // What the node reads from earlier nodes (graph inputs and initializers have no figures).
+      std::vector<const NodeFigures*> read;
+      for (const auto& in : node.inputs) {
+        auto p = producer.find(in);
+        auto v = value_figures.find(in);
+        if (p != producer.end() && p->second < i && v != value_figures.end()) read.push_back(&v->second);
+      }
       auto add = [&](const char* code, Verdict level, std::string message) {
         target.reasons.push_back({code, level, std::move(message)});
         target.verdict = std::max(target.verdict, level);
@@ -118,10 +127,7 @@ void evaluate(report::Report& report, const std::vector<std::string>& graph_outp
       // Non-finite values the node alone creates, beyond those its inputs already carry once stored in the
       // format (a Reshape of an overflowed tensor passes its Inf on; the Mul that computes 0 * -inf makes NaN).
       int64_t inherited_nonfinite = 0;
-      for (const auto& in : node.inputs) {
-        auto p = producer.find(in);
-        if (p != producer.end() && p->second < i) inherited_nonfinite += figures[p->second].stored_nonfinite;
-      }
+      for (const NodeFigures* r : read) inherited_nonfinite += r->stored_nonfinite;
       for (const auto& w : node.weights) inherited_nonfinite += w.targets.at(fmt).overflow;
       if (!kept && f.iso_nan + f.iso_inf > inherited_nonfinite)
         add("nonfinite", Verdict::Unsafe,
@@ -129,10 +135,7 @@ void evaluate(report::Report& report, const std::vector<std::string>& graph_outp
                 " Inf where the reference is finite");
       // Non-finite values that first appear in the propagated run here, though the node alone stays finite.
       bool inputs_nonfinite = false;
-      for (const auto& in : node.inputs) {
-        auto p = producer.find(in);
-        if (p != producer.end() && p->second < i && figures[p->second].prop_nonfinite > 0) inputs_nonfinite = true;
-      }
+      for (const NodeFigures* r : read) inputs_nonfinite |= r->prop_nonfinite > 0;
       if (!kept && f.iso_nan + f.iso_inf == 0 && f.prop_nonfinite > 0 && !inputs_nonfinite)
         add("nonfinite", Verdict::Warn,
             "the propagated " + fmt + " run first turns non-finite here (" + std::to_string(f.prop_nonfinite) +
@@ -141,11 +144,8 @@ void evaluate(report::Report& report, const std::vector<std::string>& graph_outp
       // in the format (graph inputs and initializers count as exact). A node fed already-degraded values
       // (a consumer of subnormals) is not blamed for them.
       double input_floor = probes::Divergence::kMaxSqnrDb;
-      for (const auto& in : node.inputs) {
-        auto p = producer.find(in);
-        if (p != producer.end() && p->second < i && figures[p->second].measured)
-          input_floor = std::min(input_floor, figures[p->second].stored_sqnr);
-      }
+      for (const NodeFigures* r : read)
+        if (r->measured) input_floor = std::min(input_floor, r->stored_sqnr);
       const double own_loss_db = input_floor - f.iso_sqnr;
       if (!kept && f.has_iso && f.iso_sqnr < warn_db && own_loss_db >= th.own_loss_db)
         add("precision_loss", f.iso_sqnr < unsafe_db ? Verdict::Unsafe : Verdict::Warn,
@@ -168,11 +168,8 @@ void evaluate(report::Report& report, const std::vector<std::string>& graph_outp
 
       // Propagated-error jump: how far the propagated SQNR falls below that of the node's inputs.
       double input_level = probes::Divergence::kMaxSqnrDb;
-      for (const auto& in : node.inputs) {
-        auto p = producer.find(in);
-        if (p != producer.end() && p->second < i && figures[p->second].measured)
-          input_level = std::min(input_level, figures[p->second].prop_sqnr);
-      }
+      for (const NodeFigures* r : read)
+        if (r->measured) input_level = std::min(input_level, r->prop_sqnr);
       target.propagated_jump_db = f.measured ? std::max(0.0, input_level - f.prop_sqnr) : 0.0;
       const bool jump = f.measured && ((target.propagated_jump_db >= th.jump_db && f.prop_sqnr < warn_db) ||
                                        (f.prop_nonfinite > 0 && !inputs_nonfinite));
@@ -186,6 +183,7 @@ void evaluate(report::Report& report, const std::vector<std::string>& graph_outp
         ranking.emplace_back(broken ? -1e12 + static_cast<double>(i) : -own_loss_db, i);
       }
       node.targets[fmt] = std::move(target);
+      for (const auto& t : node.tensors) add_tensor(value_figures[t.name], t, fmt);
     }
     std::stable_sort(ranking.begin(), ranking.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     for (size_t r = 0; r < ranking.size() && r < 10; ++r) summary.culprits.push_back(report.nodes[ranking[r].second].name);

@@ -111,6 +111,28 @@ TEST(Golden, ANodeKeptInFp32ReadsGraphInputsInFp32) {
   EXPECT_TRUE(kept.fp16().pass);
 }
 
+// A Sub that cancels 1000 + small against 1000 loses precision on its own; the Split that feeds it has
+// another output of fp16-subnormal values, whose poor storage must not excuse the Sub, which never reads it.
+TEST(Golden, PrecisionLossIsMeasuredAgainstTheInputsANodeReads) {
+  ModelBuilder b;
+  b.input("x", onnx::TensorProto::FLOAT, {2, 64});
+  b.initializer("thousand", {1}, {1000.f});
+  b.node("Split", {"x"}, {"large", "tiny"}, "split");
+  b.node("Sub", {"large", "thousand"}, {"centered"}, "center");
+  b.output("centered", onnx::TensorProto::FLOAT, {1, 64});
+  b.output("tiny", onnx::TensorProto::FLOAT, {1, 64});
+  Tensor x = normal({2, 64}, 1.f, 1000.f, 4);
+  const Tensor tiny = normal({64}, 4e-8f, 0, 5);
+  for (int64_t i = 0; i < 64; ++i) x.data<float>()[64 + i] = tiny.data<float>()[i];
+  const Audited a = audit(b, {{{"x", x}}});
+  const auto& split_out = a.node("split").tensors;
+  // The tiny half is stored worse than the Sub computes: measured against it, the Sub would lose nothing.
+  const double center_sqnr = a.node("center").tensors[0].targets.at("fp16").isolated.sqnr_db();
+  EXPECT_LT(split_out[1].targets.at("fp16").stored.sqnr_db(), center_sqnr - 3);
+  EXPECT_GT(split_out[0].targets.at("fp16").stored.sqnr_db(), center_sqnr + 3);
+  EXPECT_TRUE(a.has_reason("center", "precision_loss", report::Verdict::Unsafe)) << a.reasons("center");
+}
+
 // Keeping only the Pow in fp32 moves its overflow to the fp16 ReduceMean that reads it; keeping the whole
 // variance path (up to the Sqrt, whose fp16 output fits again) makes the model pass.
 TEST(Golden, KeepingNodesInFp32MovesOverflowsToTheBoundary) {
