@@ -34,6 +34,9 @@ bool on_format_grid(const Tensor& tensor, Format format, double scale) {
 }  // namespace
 
 void round_tensor_to_format(Tensor& tensor, Format format, double scale) {
+  // float64 values are stored in the format too (as float32 on its grid), as tensor_in_format stores
+  // them: a target run holds no double beside the narrowed initializers and inputs it combines them with.
+  if (tensor.dtype() == DType::Float64 && format != Format::FP64) return void(tensor = tensor_in_format(tensor, format, scale));
   if (tensor.dtype() != DType::Float32 || format == Format::FP32 || format == Format::FP64) return;
   // Never round storage that others read: a Constant node hands out its value, Reshape a view of its input
   // (whose values, in a target run, are on the grid already: then there is nothing to round or copy).

@@ -133,6 +133,33 @@ TEST(Golden, PrecisionLossIsMeasuredAgainstTheInputsANodeReads) {
   EXPECT_TRUE(a.has_reason("center", "precision_loss", report::Verdict::Unsafe)) << a.reasons("center");
 }
 
+// A model that computes in float64 (Cast to double, a double initializer): the target runs store every
+// floating value in fp16, doubles included, so the Mul meets operands of one type in every stream, and its
+// isolated run (fed the stored reference) equals the propagated one, which read the same stored values.
+TEST(Golden, Float64ValuesAreStoredInTheFormatLikeFloat32Ones) {
+  ModelBuilder b;
+  b.input("x", onnx::TensorProto::FLOAT, {16});
+  onnx::TensorProto& gain = *b.graph().add_initializer();
+  gain.set_name("gain");
+  gain.set_data_type(onnx::TensorProto::DOUBLE);
+  gain.add_dims(1);
+  gain.add_double_data(1.0001);
+  onnx::NodeProto& widen = b.node("Cast", {"x"}, {"xd"}, "widen");
+  auto* to = widen.add_attribute();
+  to->set_name("to");
+  to->set_type(onnx::AttributeProto::INT);
+  to->set_i(onnx::TensorProto::DOUBLE);
+  b.node("Mul", {"xd", "gain"}, {"yd"}, "scale");
+  b.output("yd", onnx::TensorProto::DOUBLE, {16});
+  const Audited a = audit(b, {{{"x", normal({16}, 1.f, 0, 6)}}});
+  const report::TensorStats& y = a.node("scale").tensors[0];
+  EXPECT_EQ(y.dtype, "float64");
+  const report::TensorTarget& t = y.targets.at("fp16");
+  EXPECT_EQ(t.propagated.compared, 16);
+  EXPECT_GT(t.propagated.max_abs, 0);
+  EXPECT_EQ(t.isolated.max_abs, t.propagated.max_abs);
+}
+
 // Keeping only the Pow in fp32 moves its overflow to the fp16 ReduceMean that reads it; keeping the whole
 // variance path (up to the Sqrt, whose fp16 output fits again) makes the model pass.
 TEST(Golden, KeepingNodesInFp32MovesOverflowsToTheBoundary) {
