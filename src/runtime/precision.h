@@ -17,7 +17,8 @@ void round_tensor_to_format(Tensor& tensor, Format format, double scale = 1);
 // are shared without copying. For the FP32 format float64 tensors are narrowed to float32.
 Tensor tensor_in_format(const Tensor& tensor, Format format, double scale = 1);
 // Elements [begin, end) of a floating tensor as tensor_in_format stores them, written to out as floats:
-// float32 and float64 rounded onto the format's grid, 16-bit types (stored so by the model) as they are.
+// float32 and float64 rounded onto the format's grid (float64 once: through float rounded to odd), 16-bit
+// types (stored so by the model) as they are.
 void store_span_in_format(const Tensor& tensor, int64_t begin, int64_t end, float* out, Format format,
                           double scale = 1);
 // The largest finite |x| of a floating tensor (0 for other element types).

@@ -189,3 +189,34 @@ TEST(ProbeFastPaths, StoredReferenceMadeInThePassEqualsTheStoredCopy) {
     EXPECT_GT(made[0].compared, 0) << format_name(c.format);
   }
 }
+
+// An fp64 reference is stored in a format with one rounding from double: 1 + 2^-11 + 2^-30 lies just above
+// fp16's tie between 1 and 1 + 2^-10, which a detour through float (1 + 2^-11, a tie, to even: 1) loses.
+TEST(ProbeFastPaths, DoublesAreRoundedOnceIntoTheFormat) {
+  std::mt19937_64 rng(9);
+  std::uniform_int_distribution<int> exponent(-30, 20);
+  std::vector<double> values = {1 + std::ldexp(1, -11) + std::ldexp(1, -30), -(1 + std::ldexp(1, -11) + std::ldexp(1, -40)),
+                                1 + std::ldexp(1, -11), 1e300, 1e-300};
+  for (int i = 0; i < 2000; ++i) {
+    // a tie of fp16 or bf16 nudged by a few double ulps either way
+    const double tie = std::ldexp(1 + std::ldexp(static_cast<double>(rng() % 1024) + 0.5, -10), exponent(rng));
+    values.push_back(tie * (1 + std::ldexp(static_cast<double>(static_cast<int>(rng() % 7) - 3), -45)));
+  }
+  const Tensor t = Tensor::from_vector<double>(values, {static_cast<int64_t>(values.size())});
+  const Tensor fp16 = tensor_in_format(t, Format::FP16), bf16 = tensor_in_format(t, Format::BF16);
+  for (size_t i = 0; i < values.size(); ++i) {
+    const double v = values[i];
+    // fp16: the compiler's double -> _Float16 conversion rounds once, correctly.
+    EXPECT_EQ(fp16.data<float>()[i], static_cast<float>(static_cast<_Float16>(v))) << v;
+    if (!(std::fabs(v) < 3e38)) continue;
+    // bf16: the two grid values around v (floats with 16 low zero bits), the nearer one, the even on a tie.
+    float toward_zero = static_cast<float>(v);
+    if (std::fabs(static_cast<double>(toward_zero)) > std::fabs(v)) toward_zero = std::nextafter(toward_zero, 0.f);
+    const uint32_t low_bits = __builtin_bit_cast(uint32_t, toward_zero) & 0xFFFF0000u;
+    const double below = __builtin_bit_cast(float, low_bits), above = __builtin_bit_cast(float, low_bits + 0x10000u);
+    const double d_below = std::fabs(v - below), d_above = std::fabs(above - v);
+    const double expected = d_below < d_above ? below : d_above < d_below ? above : (low_bits & 0x10000u) ? above : below;
+    EXPECT_EQ(static_cast<double>(bf16.data<float>()[i]), expected) << v;
+  }
+  EXPECT_EQ(tensor_in_format(t, Format::FP16).data<float>()[0], 1.0009765625f);
+}
