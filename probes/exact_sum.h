@@ -1,6 +1,7 @@
 // An exact, order-independent sum of doubles (a fixed-point superaccumulator covering every double).
-// Probes sum per-sample partials into it, so statistics merged across samples, shards or machines are
-// bit-identical to those of one run over all samples, whatever the grouping (`mpaudit merge`).
+// Probes sum per-sample partials into it, so statistics merged across samples and shards are bit-identical
+// to those of one run over all samples, whatever the grouping (`mpaudit merge`). Across machines that holds
+// where the per-chunk partials are: the AVX-512 and portable kernels associate a chunk's sum differently.
 #pragma once
 #include <array>
 #include <cstdint>

@@ -141,7 +141,9 @@ struct ReferenceFigures {
 };
 
 // One sample's figures of one output: what a node that only moves values (Reshape, Transpose, ...) has
-// too, since every probe figure is the same for any order of the same values.
+// too. Counts, extremes and histograms are the same for any order of the same values; sums are those of
+// the input's order (a Transpose measured itself sums in its own order, equal to the last few bits only,
+// which is what audits with reuse off, under --keep-fp32 or FP8 scaling, report for it).
 struct OutputFigures {
   ReferenceFigures reference;
   std::vector<probes::Divergence> stored, propagated;  // per target
