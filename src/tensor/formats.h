@@ -25,9 +25,8 @@ enum class Format : uint8_t { FP32, FP16, BF16, FP8E4M3FN, FP8E5M2, TF32, FP64 }
 inline constexpr Format kAllFormats[] = {Format::FP32,    Format::FP16, Format::BF16, Format::FP8E4M3FN,
                                          Format::FP8E5M2, Format::TF32, Format::FP64};
 
-// What probes need to classify a value against a format: overflow (|x| > max_finite, even where rounding would
-// still give max_finite),
-// underflow to zero (|x| < min_subnormal / 2), subnormal (|x| < min_normal).
+// What probes need to classify a value against a format: overflow (|x| > max_finite, even where rounding
+// would still give max_finite), underflow to zero (|x| < min_subnormal / 2), subnormal (|x| < min_normal).
 struct FormatTraits {
   std::string_view name;  // canonical name, as parse_format accepts and reports print it
   int storage_bits;       // bits one element occupies in memory (TF32 lives in a 32-bit register)
