@@ -110,7 +110,9 @@ namespace {
 
 json divergence_json(const probes::Divergence& d) { return d.to_json(); }
 
-json tensor_json(const TensorStats& t) {
+// absmax_scaled: FP8 targets of an audit with --fp8-scaling absmax, whose per-tensor scale puts the
+// absmax on the format's max: no headroom is left by construction.
+json tensor_json(const TensorStats& t, const Config& config) {
   json j;
   j["name"] = t.name;
   j["shape"] = t.shape;
@@ -124,7 +126,10 @@ json tensor_json(const TensorStats& t) {
     const Format format = *parse_format(fmt);
     // The fit's own serialisation, which the reader parses back with FormatFit::from_json.
     json target = s.fit.to_json();
-    target["headroom_bits"] = probes::number_or_null(probes::FormatFit::headroom_bits(format, t.range.absmax()));
+    const bool absmax_scaled =
+        config.fp8_scaling == "absmax" && (format == Format::FP8E4M3FN || format == Format::FP8E5M2);
+    target["headroom_bits"] = probes::number_or_null(
+        absmax_scaled ? (t.range.absmax() > 0 ? 0.0 : std::nan("")) : probes::FormatFit::headroom_bits(format, t.range.absmax()));
     target["propagated"] = divergence_json(s.propagated);
     target["propagated_exp_hist"] = s.propagated_hist.to_json();
     target["isolated"] = divergence_json(s.isolated);
@@ -165,6 +170,9 @@ json to_json(const Report& r) {
   json summary = json::object();
   for (const auto& [fmt, s] : r.summary) summary[fmt] = summary_json(s);
   j["summary"] = {{"targets", summary}};
+  json inputs = json::array();
+  for (const TensorStats& t : r.inputs) inputs.push_back(tensor_json(t, r.config));
+  j["inputs"] = std::move(inputs);
   json nodes = json::array();
   for (const NodeStats& n : r.nodes) {
     json node;
@@ -187,7 +195,7 @@ json to_json(const Report& r) {
     }
     node["targets"] = targets;
     json tensors = json::array();
-    for (const TensorStats& t : n.tensors) tensors.push_back(tensor_json(t));
+    for (const TensorStats& t : n.tensors) tensors.push_back(tensor_json(t, r.config));
     node["tensors"] = tensors;
     json weights = json::array();
     for (const WeightStats& w : n.weights) {
@@ -207,6 +215,31 @@ json to_json(const Report& r) {
 }
 
 // [SECTION] Reader
+
+namespace {
+
+TensorStats tensor_from_json(const json& t) {
+  TensorStats ts;
+  ts.name = t.at("name");
+  ts.shape = t.at("shape").get<Shape>();
+  ts.dtype = t.at("dtype");
+  ts.measured = t.contains("reference");
+  if (!ts.measured) return ts;
+  ts.range = probes::RangeProbe::from_json(t.at("reference"));
+  ts.hist = probes::ExpHistogram::from_json(t.at("reference").at("exp_hist"));
+  for (const auto& [fmt, s] : t.at("targets").items()) {
+    TensorTarget tt;
+    tt.fit = probes::FormatFit::from_json(s);
+    tt.propagated = probes::Divergence::from_json(s.at("propagated"));
+    tt.isolated = probes::Divergence::from_json(s.at("isolated"));
+    tt.stored = probes::Divergence::from_json(s.at("stored"));
+    tt.propagated_hist = probes::ExpHistogram::from_json(s.at("propagated_exp_hist"));
+    ts.targets[fmt] = std::move(tt);
+  }
+  return ts;
+}
+
+}  // namespace
 
 Report from_json(const json& j) {
   try {
@@ -232,6 +265,7 @@ Report from_json(const json& j) {
                              probes::number_from(o.at("cosine")), probes::number_from(o.at("sqnr_db"))});
       r.summary[fmt] = std::move(t);
     }
+    for (const json& t : j.at("inputs")) r.inputs.push_back(tensor_from_json(t));
     for (const json& n : j.at("nodes")) {
       NodeStats node;
       node.index = n.at("index");
@@ -251,27 +285,7 @@ Report from_json(const json& j) {
           target.reasons.push_back({reason.at("code"), parse_verdict(reason.at("level")), reason.at("message")});
         node.targets[fmt] = std::move(target);
       }
-      for (const json& t : n.at("tensors")) {
-        TensorStats ts;
-        ts.name = t.at("name");
-        ts.shape = t.at("shape").get<Shape>();
-        ts.dtype = t.at("dtype");
-        ts.measured = t.contains("reference");
-        if (ts.measured) {
-          ts.range = probes::RangeProbe::from_json(t.at("reference"));
-          ts.hist = probes::ExpHistogram::from_json(t.at("reference").at("exp_hist"));
-          for (const auto& [fmt, s] : t.at("targets").items()) {
-            TensorTarget tt;
-            tt.fit = probes::FormatFit::from_json(s);
-            tt.propagated = probes::Divergence::from_json(s.at("propagated"));
-            tt.isolated = probes::Divergence::from_json(s.at("isolated"));
-            tt.stored = probes::Divergence::from_json(s.at("stored"));
-            tt.propagated_hist = probes::ExpHistogram::from_json(s.at("propagated_exp_hist"));
-            ts.targets[fmt] = std::move(tt);
-          }
-        }
-        node.tensors.push_back(std::move(ts));
-      }
+      for (const json& t : n.at("tensors")) node.tensors.push_back(tensor_from_json(t));
       for (const json& w : n.at("weights")) {
         WeightStats ws;
         ws.name = w.at("name");
@@ -338,6 +352,27 @@ std::vector<std::pair<int64_t, int64_t>> join_sample_ranges(const std::vector<st
   return joined;
 }
 
+void merge_tensors(std::vector<TensorStats>& a, const std::vector<TensorStats>& b, const std::string& where) {
+  if (!(a.size() == b.size())) fail("reports differ at " + where);
+  for (size_t k = 0; k < a.size(); ++k) {
+    TensorStats& x = a[k];
+    const TensorStats& y = b[k];
+    if (!(x.name == y.name)) fail("reports differ at " + where);
+    x.shape = merged_shape(x.shape, y.shape);
+    if (!x.measured || !y.measured) continue;
+    x.range.merge(y.range);
+    x.hist.merge(y.hist);
+    for (auto& [fmt, t] : x.targets) {
+      const TensorTarget& u = y.targets.at(fmt);
+      t.fit.merge(u.fit);
+      t.propagated_hist.merge(u.propagated_hist);
+      t.propagated.merge(u.propagated);
+      t.isolated.merge(u.isolated);
+      t.stored.merge(u.stored);
+    }
+  }
+}
+
 }  // namespace
 
 void Report::merge(const Report& o) {
@@ -355,6 +390,9 @@ void Report::merge(const Report& o) {
            (theirs.contains(key) ? theirs.at(key).dump() : "absent") + " in the other");
   require(nodes.size() == o.nodes.size(), "reports differ in node count");
   config.sample_ranges = join_sample_ranges(config.sample_ranges, o.config.sample_ranges);
+  // Graph inputs are measured with every sample: a report of none has no entries yet.
+  if (inputs.empty()) inputs = o.inputs;
+  else if (!o.inputs.empty()) merge_tensors(inputs, o.inputs, "the graph inputs");
   config.samples += o.config.samples;
   config.shard = config.samples == config.total_samples ? "" : "partial";
   for (size_t i = 0; i < nodes.size(); ++i) {
@@ -369,23 +407,7 @@ void Report::merge(const Report& o) {
       a.tensors = b.tensors;
       continue;
     }
-    if (!(a.tensors.size() == b.tensors.size())) fail("reports differ at node " + a.name);
-    for (size_t k = 0; k < a.tensors.size(); ++k) {
-      TensorStats& x = a.tensors[k];
-      const TensorStats& y = b.tensors[k];
-      x.shape = merged_shape(x.shape, y.shape);
-      if (!x.measured || !y.measured) continue;
-      x.range.merge(y.range);
-      x.hist.merge(y.hist);
-      for (auto& [fmt, t] : x.targets) {
-        const TensorTarget& u = y.targets.at(fmt);
-        t.fit.merge(u.fit);
-        t.propagated_hist.merge(u.propagated_hist);
-        t.propagated.merge(u.propagated);
-        t.isolated.merge(u.isolated);
-        t.stored.merge(u.stored);
-      }
-    }
+    merge_tensors(a.tensors, b.tensors, "node " + a.name);
   }
 }
 

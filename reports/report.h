@@ -135,6 +135,9 @@ struct Report {
   std::string model_path, model_sha256;
   int64_t opset = 0;
   Config config;
+  // The graph inputs (floating ones measured): the reference as fed, `stored` (= isolated = propagated)
+  // as the target runs read them, converted to the format.
+  std::vector<TensorStats> inputs;
   std::vector<NodeStats> nodes;
   std::map<std::string, TargetSummary> summary;
 

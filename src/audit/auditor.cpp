@@ -186,6 +186,7 @@ struct Auditor::Impl {
   std::vector<bool> kept_fp32;                         // by graph node index
   // Values whose figures a value-moving node reuses (only_moves_values): kept per sample until released.
   std::unordered_set<std::string> figures_reused;
+  report::NodeStats graph_inputs;  // the graph inputs' figures, as the outputs of a node that feeds them
   std::vector<probes::Divergence::Params> divergence_params;
   std::vector<probes::FormatFit::Bounds> fit_bounds;  // per target, of its storage format
   Auditor::TimeSplit time;
@@ -595,6 +596,24 @@ struct Auditor::Impl {
     }
   }
 
+  // The graph inputs as fed (the reference) and as the target runs read them: converted to the format,
+  // which is both their stored and their propagated value (and their isolated one).
+  void measure_graph_inputs(Stream& reference, std::vector<Stream>& propagated, int64_t sample) {
+    std::vector<std::string> names;
+    std::vector<const Tensor*> ref_in;
+    for (const ValueInfo& in : graph->inputs) {
+      names.push_back(in.name);
+      ref_in.push_back(reference.find(in.name));
+    }
+    ensure_tensor_stats(graph_inputs, names, ref_in);
+    const std::vector<double> absmax = scale_absmax(ref_in);
+    for (size_t k = 0; k < options.targets.size(); ++k) {
+      std::vector<const Tensor*> read_in_format;
+      for (const std::string& name : names) read_in_format.push_back(propagated[k].find(name));
+      measure_target_runs(graph_inputs, k, IsolatedRun::Stored, ref_in, absmax, {}, read_in_format, sample, {}, nullptr);
+    }
+  }
+
   void run_sample(const TensorMap& feeds, int64_t sample, const std::function<void(size_t)>& on_node) {
     session.check_feeds(feeds);
     // Kernels split their work over the process's worker threads, which Session::run sizes; the audit
@@ -617,6 +636,7 @@ struct Auditor::Impl {
       // format read them converted (on first use), nodes kept in fp32 read them as given.
       for (const auto& [name, t] : feeds) propagated[k].store(name, t, true);
     }
+    measure_graph_inputs(reference, propagated, sample);
 
     for (size_t i = 0; i < graph->nodes.size(); ++i) {
       const Node& node = graph->nodes[i];
@@ -723,6 +743,7 @@ void Auditor::fill(report::Report& report) const {
   report.config.keep_fp32.erase(std::unique(report.config.keep_fp32.begin(), report.config.keep_fp32.end()),
                                 report.config.keep_fp32.end());
   report.nodes = impl_->nodes;
+  report.inputs = impl_->graph_inputs.tensors;
   std::vector<std::string> outputs;
   for (const auto& o : impl_->graph->outputs) outputs.push_back(o.name);
   evaluate(report, outputs);

@@ -83,6 +83,11 @@ void evaluate(report::Report& report, const std::vector<std::string>& graph_outp
     report::TargetSummary summary;
     // Figures per value, so that a node is compared with the outputs it reads, not its producers' worst.
     std::unordered_map<std::string, NodeFigures> value_figures;
+    std::unordered_map<std::string, const report::TensorStats*> graph_inputs;
+    for (const auto& t : report.inputs) {
+      add_tensor(value_figures[t.name], t, fmt);
+      if (t.measured) graph_inputs[t.name] = &t;
+    }
     std::vector<std::pair<double, size_t>> ranking;  // (isolated score, node) for culprits
 
     for (size_t i = 0; i < report.nodes.size(); ++i) {
@@ -94,7 +99,8 @@ void evaluate(report::Report& report, const std::vector<std::string>& graph_outp
       for (const auto& in : node.inputs) {
         auto p = producer.find(in);
         auto v = value_figures.find(in);
-        if (p != producer.end() && p->second < i && v != value_figures.end()) read.push_back(&v->second);
+        const bool earlier = p == producer.end() ? graph_inputs.count(in) > 0 : p->second < i;
+        if (earlier && v != value_figures.end()) read.push_back(&v->second);
       }
       auto add = [&](const char* code, Verdict level, std::string message) {
         target.reasons.push_back({code, level, std::move(message)});
@@ -123,6 +129,25 @@ void evaluate(report::Report& report, const std::vector<std::string>& graph_outp
                   std::to_string(f.significant_flushed) + " of " + std::to_string(f.nonzero) + ") flush to zero in " +
                   fmt + " (|x| <= " + fmt_g(traits.min_subnormal / 2) + ") while within " +
                   std::to_string(traits.mantissa_bits + 1) + " bits of the tensor's largest value" + boundary);
+      }
+      // Graph inputs beyond the format: the node reads them converted (a node kept in fp32 reads them as given).
+      for (const auto& in : node.inputs) {
+        auto g = graph_inputs.find(in);
+        if (kept || g == graph_inputs.end()) continue;
+        const report::TensorStats& t = *g->second;
+        const probes::FormatFit& fit = t.targets.at(fmt).fit;
+        if (fit.overflow > 0)
+          add("overflow", Verdict::Unsafe,
+              "graph input '" + in + "' (absmax " + fmt_g(t.range.absmax()) + ") exceeds " + fmt + " max " +
+                  fmt_g(traits.max_finite, 6) + " in " + std::to_string(fit.overflow) + " of " +
+                  std::to_string(t.range.count) + " values, and the node reads it in " + fmt);
+        const double frac = fit.significant_flush_fraction();
+        if (fit.significant_flush > 0 && frac >= th.underflow_warn_frac)
+          add("underflow", frac >= th.underflow_unsafe_frac ? Verdict::Unsafe : Verdict::Warn,
+              "graph input '" + in + "' has " + percent(fit.significant_flush, fit.nonzero) +
+                  " of its nonzero values flushing to zero in " + fmt + " while within " +
+                  std::to_string(traits.mantissa_bits + 1) + " bits of its largest value, and the node reads it in " +
+                  fmt);
       }
       // Non-finite values the node alone creates, beyond those its inputs already carry once stored in the
       // format (a Reshape of an overflowed tensor passes its Inf on; the Mul that computes 0 * -inf makes NaN).

@@ -102,6 +102,13 @@ TEST(Golden, ANodeKeptInFp32ReadsGraphInputsInFp32) {
   const TensorMap sample{{"x", normal({64}, 5e4f, 0, 3)}};
   const Audited plain = audit(b, {sample});
   EXPECT_GT(plain.node("shrink").tensors[0].targets.at("fp16").propagated.inf, 0);
+  // The Inf comes from the input stored in fp16, not from the Mul: the reason names the input.
+  ASSERT_EQ(plain.report.inputs.size(), 1u);
+  EXPECT_GT(plain.report.inputs[0].targets.at("fp16").fit.overflow, 0);
+  EXPECT_GT(plain.report.inputs[0].targets.at("fp16").stored.inf, 0);
+  EXPECT_TRUE(plain.has_reason("shrink", "overflow", report::Verdict::Unsafe)) << plain.reasons("shrink");
+  EXPECT_NE(plain.reasons("shrink").find("graph input 'x'"), std::string::npos) << plain.reasons("shrink");
+  EXPECT_FALSE(plain.has_reason("shrink", "nonfinite", report::Verdict::Unsafe)) << plain.reasons("shrink");
   AuditOptions keep;
   keep.keep_fp32 = {"shrink"};
   const Audited kept = audit(b, {sample}, keep);
@@ -158,6 +165,25 @@ TEST(Golden, Float64ValuesAreStoredInTheFormatLikeFloat32Ones) {
   EXPECT_EQ(t.propagated.compared, 16);
   EXPECT_GT(t.propagated.max_abs, 0);
   EXPECT_EQ(t.isolated.max_abs, t.propagated.max_abs);
+}
+
+// An input of fp16-subnormal magnitudes through two exact ops (x 1): the first one reads the input as
+// poorly as the second reads its output, so neither loses precision of its own; the input's storage is
+// reported as its underflow.
+TEST(Golden, AnExactOpFedASubnormalGraphInputLosesNothingOfItsOwn) {
+  ModelBuilder b;
+  b.input("x", onnx::TensorProto::FLOAT, {64});
+  b.initializer("one", {1}, {1.f});
+  b.node("Mul", {"x", "one"}, {"y"}, "first");
+  b.node("Mul", {"y", "one"}, {"z"}, "second");
+  b.output("z", onnx::TensorProto::FLOAT, {64});
+  const Audited a = audit(b, {{{"x", normal({64}, 3e-7f, 0, 8)}}});
+  EXPECT_LT(a.report.inputs.at(0).targets.at("fp16").stored.sqnr_db(), 30);
+  for (const char* node : {"first", "second"})
+    EXPECT_FALSE(a.has_reason(node, "precision_loss", report::Verdict::Warn) ||
+                 a.has_reason(node, "precision_loss", report::Verdict::Unsafe))
+        << node << ": " << a.reasons(node);
+  EXPECT_NE(a.reasons("first").find("graph input 'x'"), std::string::npos) << a.reasons("first");
 }
 
 // Keeping only the Pow in fp32 moves its overflow to the fp16 ReduceMean that reads it; keeping the whole
