@@ -151,16 +151,17 @@ ExactSum ExactSum::parse(const std::string& text) {
   } catch (const std::exception&) {
     fail("bad exact sum exponent in '" + text + "'");
   }
-  const int bit0 = exponent - kBaseExponent;
+  // In int64: an exponent near INT_MAX and many digits must not wrap past the range check.
+  const int64_t bit0 = int64_t{exponent} - kBaseExponent;
   if (!(bit0 >= 0 && bit0 % 64 == 0)) fail("bad exact sum exponent in '" + text + "'");
   const std::string hex = text.substr(neg ? 1 : 0, p - (neg ? 1 : 0));
-  const int nibbles = static_cast<int>(hex.size());
-  if (!(bit0 + 4 * nibbles <= kLimbs * 64 - 1)) fail("exact sum '" + text + "' out of range");
-  for (int k = 0; k < nibbles; ++k) {
+  const int64_t nibbles = static_cast<int64_t>(hex.size());
+  if (!(bit0 + 4 * nibbles <= int64_t{kLimbs} * 64 - 1)) fail("exact sum '" + text + "' out of range");
+  for (int64_t k = 0; k < nibbles; ++k) {
     const char c = hex[static_cast<size_t>(nibbles - 1 - k)];
     const int v = (c >= '0' && c <= '9') ? c - '0' : (c >= 'a' && c <= 'f') ? c - 'a' + 10 : -1;
     if (!(v >= 0)) fail("bad hex digit in exact sum '" + text + "'");
-    const int bit = bit0 + 4 * k;
+    const int64_t bit = bit0 + 4 * k;
     s.limbs_[bit / 64] |= static_cast<uint64_t>(v) << (bit % 64);
   }
   if (neg) negate(s.limbs_);

@@ -218,6 +218,26 @@ json to_json(const Report& r) {
 
 namespace {
 
+// Every per-format entry the readers index by config.targets is there (the schema says so; a reader
+// must not take it on trust).
+void require_every_target(const Report& r) {
+  for (const std::string& fmt : r.config.targets) {
+    auto missing = [&](const std::string& where) { fail("malformed report: " + where + " has no '" + fmt + "' entry"); };
+    if (!r.summary.count(fmt)) missing("summary.targets");
+    auto check_tensors = [&](const std::vector<TensorStats>& tensors, const std::string& where) {
+      for (const TensorStats& t : tensors)
+        if (t.measured && !t.targets.count(fmt)) missing(where + " tensor '" + t.name + "'");
+    };
+    check_tensors(r.inputs, "inputs:");
+    for (const NodeStats& n : r.nodes) {
+      if (!n.targets.count(fmt)) missing("node '" + n.name + "'");
+      check_tensors(n.tensors, "node '" + n.name + "'");
+      for (const WeightStats& w : n.weights)
+        if (!w.targets.count(fmt)) missing("node '" + n.name + "' weight '" + w.name + "'");
+    }
+  }
+}
+
 TensorStats tensor_from_json(const json& t) {
   TensorStats ts;
   ts.name = t.at("name");
@@ -295,13 +315,17 @@ Report from_json(const json& j) {
       }
       r.nodes.push_back(std::move(node));
     }
+    require_every_target(r);
     return r;
   } catch (const json::exception& e) {
     fail(std::string("malformed report: ") + e.what());
   }
 }
 
-std::string serialize(const Report& report) { return to_json(report).dump(1) + "\n"; }
+// Names from the model are bytes, not always UTF-8: invalid sequences are written as U+FFFD.
+std::string serialize(const Report& report) {
+  return to_json(report).dump(1, ' ', false, json::error_handler_t::replace) + "\n";
+}
 
 Report read_report(const std::string& path) {
   const std::string text = read_file_bytes(path, uint64_t{4} << 30);

@@ -42,6 +42,8 @@ bool compare(double value, const std::string& op, double limit) {
 Gate parse_gate(const std::string& expr) {
   static const std::regex grammar(
       R"(^\s*(?:([a-z0-9]+)\.)?(unsafe_nodes|warn_nodes|output(?:\[([^\]]+)\])?\.([a-z_]+))\s*(>=|<=|==|!=|>|<)\s*(\S+)\s*$)");
+  // std::regex recurses per character: a bound keeps a hostile expression from exhausting the stack.
+  if (!(expr.size() <= 1000)) fail("--fail-on: an expression of " + std::to_string(expr.size()) + " characters (1000 at most)");
   std::smatch m;
   if (!(std::regex_match(expr, m, grammar)))
     fail("--fail-on '" + expr + "': expected [TARGET.]METRIC OP NUMBER, e.g. output.max_rel_err>1e-2");

@@ -4,12 +4,12 @@
 
 #include <cstring>
 #include <fstream>
-#include <regex>
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
 
+#include "common/number_text.h"
 #include "model/loader.h"
 
 namespace mpa {
@@ -17,6 +17,27 @@ namespace mpa {
 namespace fs = std::filesystem;
 
 namespace {
+
+// The text of a key's value in a .npy header dict ("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }"):
+// a quoted string, a word or a parenthesised tuple, up to its end.
+std::string header_value(const std::string& header, const std::string& key, const std::string& what) {
+  const std::string quoted = "'" + key + "'";
+  size_t at = header.find(quoted);
+  if (at == std::string::npos) fail(what + ": .npy header has no " + key);
+  at += quoted.size();
+  while (at < header.size() && std::isspace(static_cast<unsigned char>(header[at]))) ++at;
+  if (!(at < header.size() && header[at] == ':')) fail(what + ": .npy header has no " + key);
+  ++at;
+  while (at < header.size() && std::isspace(static_cast<unsigned char>(header[at]))) ++at;
+  if (at >= header.size()) fail(what + ": .npy header has no " + key);
+  size_t end = at;
+  if (header[at] == '\'') end = header.find('\'', at + 1);
+  else if (header[at] == '(') end = header.find(')', at);
+  else
+    while (end + 1 < header.size() && std::isalnum(static_cast<unsigned char>(header[end + 1]))) ++end;
+  if (end == std::string::npos) fail(what + ": .npy header value of " + key + " is not closed");
+  return header.substr(at, end - at + 1);
+}
 
 struct NpyType {
   const char* descr;
@@ -58,12 +79,9 @@ Tensor parse_npy(const std::string& bytes, const std::string& what) {
   const std::string header = bytes.substr(offset, header_len);
   offset += header_len;
 
-  static const std::regex descr_re(R"('descr'\s*:\s*'([^']*)')");
-  static const std::regex order_re(R"('fortran_order'\s*:\s*(True|False))");
-  static const std::regex shape_re(R"('shape'\s*:\s*\(([^)]*)\))");
-  std::smatch m;
-  if (!(std::regex_search(header, m, descr_re))) fail(what + ": .npy header has no descr");
-  std::string descr = m[1];
+  std::string descr = header_value(header, "descr", what);
+  if (!(descr.size() >= 2 && descr.front() == '\'' && descr.back() == '\'')) fail(what + ": .npy header has no descr");
+  descr = descr.substr(1, descr.size() - 2);
   if (descr == "<b1" || descr == "|b1") descr = "|b1";
   if (descr == "<i1") descr = "|i1";
   if (descr == "<u1") descr = "|u1";
@@ -72,18 +90,28 @@ Tensor parse_npy(const std::string& bytes, const std::string& what) {
     if (descr == e.descr) dtype = e.dtype;
   if (!(dtype != DType::Undefined))
     fail(what + ": unsupported .npy dtype '" + descr + "' (big-endian or non-numeric?)");
-  if (!(std::regex_search(header, m, order_re))) fail(what + ": .npy header has no fortran_order");
-  if (!(m[1] == "False")) fail(what + ": Fortran-ordered .npy arrays are not supported; save with C order");
-  if (!(std::regex_search(header, m, shape_re))) fail(what + ": .npy header has no shape");
+  const std::string order = header_value(header, "fortran_order", what);
+  if (!(order == "False" || order == "True")) fail(what + ": .npy header has no fortran_order");
+  if (!(order == "False")) fail(what + ": Fortran-ordered .npy arrays are not supported; save with C order");
+  const std::string dims = header_value(header, "shape", what);
+  if (!(dims.size() >= 2 && dims.front() == '(' && dims.back() == ')')) fail(what + ": .npy header has no shape");
+  // "(2, 3)", "(5,)", "()": decimal dims separated by commas, a trailing comma allowed.
   Shape shape;
-  const std::string dims = m[1];
-  static const std::regex dim_re(R"(\s*(-?\d+)\s*,?)");
-  for (auto it = std::sregex_iterator(dims.begin(), dims.end(), dim_re); it != std::sregex_iterator(); ++it) {
-    try {
-      shape.push_back(std::stoll((*it)[1]));
-    } catch (const std::exception&) {
-      fail(what + ": bad .npy shape '" + dims + "'");
+  std::string item;
+  const std::string inner = dims.substr(1, dims.size() - 2) + ",";
+  for (size_t i = 0; i < inner.size(); ++i) {
+    const char ch = inner[i];
+    if (ch != ',') {
+      item += ch;
+      continue;
     }
+    const size_t first = item.find_first_not_of(" \t"), last = item.find_last_not_of(" \t");
+    item = first == std::string::npos ? "" : item.substr(first, last - first + 1);
+    if (item.empty() && i + 1 == inner.size()) break;  // after a trailing comma, or an empty tuple
+    const std::optional<int64_t> dim = parse_count(item);
+    if (!(dim.has_value())) fail(what + ": bad .npy shape '" + dims + "'");
+    shape.push_back(*dim);
+    item.clear();
   }
   const int64_t numel = shape_numel(shape);
   const size_t elem = dtype_size(dtype);
@@ -126,22 +154,42 @@ void check_can_write(const fs::path& path) {
   if (fs::is_directory(path, ec)) fail(path.string() + ": is a folder");
 }
 
-void write_file_atomic(const fs::path& path, const std::string& bytes) {
-  const fs::path tmp = path.string() + ".tmp." + std::to_string(::getpid());
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (!(fd >= 0)) fail(path.string() + ": cannot open for writing: " + std::strerror(errno));
+namespace {
+
+// Writes all of bytes to fd; false (errno set) when a write fails.
+bool write_all(int fd, const std::string& bytes) {
   size_t written = 0;
   while (written < bytes.size()) {
     const ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
+    if (n <= 0) return false;
     written += static_cast<size_t>(n);
   }
+  return true;
+}
+
+}  // namespace
+
+void write_file_atomic(const fs::path& path, const std::string& bytes) {
+  std::error_code ec;
+  const fs::file_status status = fs::status(path, ec);
+  if (fs::exists(status) && !fs::is_regular_file(status) && !fs::is_directory(status)) {
+    // A device, FIFO or terminal (/dev/stdout): written in place; renaming a file over it would replace it.
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (!(fd >= 0)) fail(path.string() + ": cannot open for writing: " + std::strerror(errno));
+    const bool complete = write_all(fd, bytes);
+    const int write_errno = errno;
+    ::close(fd);
+    if (!complete) fail(path.string() + ": write failed: " + std::strerror(write_errno));
+    return;
+  }
+  const fs::path tmp = path.string() + ".tmp." + std::to_string(::getpid());
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (!(fd >= 0)) fail(path.string() + ": cannot open for writing: " + std::strerror(errno));
   // On disk before the rename: a crash right after it must not leave an empty file under the name.
-  const bool complete = written == bytes.size() && ::fsync(fd) == 0;
+  const bool complete = write_all(fd, bytes) && ::fsync(fd) == 0;
   const int write_errno = errno;
   ::close(fd);
-  std::error_code ec;
   if (!complete) {
     fs::remove(tmp, ec);
     fail(path.string() + ": write failed: " + std::strerror(write_errno));
@@ -169,6 +217,14 @@ std::map<std::string, Tensor> read_npz(const fs::path& path) {
       if (!(zip_stat_index(archive, static_cast<zip_uint64_t>(i), 0, &st) == 0)) fail(what + ": unreadable entry");
       std::string name = st.name;
       if (!(st.size < (uint64_t{16} << 30))) fail(what + ": entry '" + name + "' is too large");
+      // The header's size is read before any data, so a lying one must not decide an allocation: deflate
+      // expands at most 1032-fold, a stored entry not at all, and the compressed bytes lie in the file.
+      const uint64_t archive_bytes = fs::file_size(path);
+      const bool sizes_known = (st.valid & ZIP_STAT_SIZE) && (st.valid & ZIP_STAT_COMP_SIZE) && (st.valid & ZIP_STAT_COMP_METHOD);
+      if (!(sizes_known && st.comp_size <= archive_bytes &&
+            (st.comp_method == ZIP_CM_STORE ? st.size == st.comp_size : st.size <= st.comp_size * 1032 + 1024)))
+        fail(what + ": entry '" + name + "' claims " + std::to_string(st.size) + " bytes, more than its " +
+             std::to_string(st.comp_size) + " stored bytes can hold");
       zip_file_t* file = zip_fopen_index(archive, static_cast<zip_uint64_t>(i), 0);
       if (!(file != nullptr)) fail(what + ": cannot open entry '" + name + "'");
       std::string bytes(static_cast<size_t>(st.size), '\0');

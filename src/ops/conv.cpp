@@ -260,6 +260,14 @@ class ConvOp : public OpKernel {
     const int64_t mg = out_channels / group_, ksize = g.kernel_size(), in_size = g.in_size(),
                   out_size = g.out_size(), kdim = cg * ksize;
     if (yt.numel() == 0) return out.finish();
+    if (kdim == 0) {  // no input channel: each output is its bias, a sum over nothing otherwise
+      for (int64_t n = 0; n < batch; ++n) {
+        Acc* yn = y + n * out_channels * out_size;
+        if (given_bias) fill_bias_rows(yn, given_bias, out_channels, out_size);
+        else std::fill(yn, yn + out_channels * out_size, Acc(0));
+      }
+      return out.finish();
+    }
     auto finish = [&] {
       if constexpr (std::is_same_v<Acc, float>)
         if (bias_after_rounding) ort_cuda_add_bias_after_rounding(y, given_bias, batch, out_channels, out_size);

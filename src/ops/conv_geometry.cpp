@@ -16,6 +16,8 @@ std::string list_str(const std::vector<int64_t>& v) {
 }
 
 // Fills defaults and checks the per-dimension attributes against the spatial rank.
+constexpr int64_t kMaxWindowAttribute = int64_t{1} << 31;
+
 void common_checks(const std::string& label, const WindowAttrs& a, WindowGeometry& g, const Shape& in_spatial,
                    const Shape& kernel) {
   const size_t nd = in_spatial.size();
@@ -38,6 +40,11 @@ void common_checks(const std::string& label, const WindowAttrs& a, WindowGeometr
     if (!(g.kernel[d] > 0)) fail(label + ": kernel dimension " + std::to_string(g.kernel[d]) + " must be positive");
     if (!(g.stride[d] > 0)) fail(label + ": stride " + std::to_string(g.stride[d]) + " must be positive");
     if (!(g.dilation[d] > 0)) fail(label + ": dilation " + std::to_string(g.dilation[d]) + " must be positive");
+    // Bounded so that extents and padded sizes (kernel x dilation + pads + input) cannot wrap an int64.
+    if (!(g.kernel[d] <= kMaxWindowAttribute && g.stride[d] <= kMaxWindowAttribute &&
+          g.dilation[d] <= kMaxWindowAttribute))
+      fail(label + ": kernel " + list_str(g.kernel) + ", strides " + list_str(g.stride) + " or dilations " +
+           list_str(g.dilation) + " beyond 2^31");
   }
   g.pad_begin.assign(nd, 0);
   g.pad_end.assign(nd, 0);
@@ -49,6 +56,8 @@ void common_checks(const std::string& label, const WindowAttrs& a, WindowGeometr
         g.pad_begin[d] = a.pads[d];
         g.pad_end[d] = a.pads[nd + d];
         if (!(g.pad_begin[d] >= 0 && g.pad_end[d] >= 0)) fail(label + ": negative pads " + list_str(a.pads));
+        if (!(g.pad_begin[d] <= kMaxWindowAttribute && g.pad_end[d] <= kMaxWindowAttribute))
+          fail(label + ": pads " + list_str(a.pads) + " beyond 2^31");
       }
     }
   } else {

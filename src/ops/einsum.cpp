@@ -197,9 +197,13 @@ class EinsumOp : public OpKernel {
     std::vector<int> output;
     if (arrow != std::string::npos) {
       output = parse_term(label, equation_.substr(arrow + 2), width, width, true);
-      for (int l : output)
-        if (!(size.count(l)))
-          fail(label + ": output label '" + std::string(1, static_cast<char>(l)) + "' is not in any input");
+      for (size_t k = 0; k < output.size(); ++k) {
+        const std::string name(1, static_cast<char>(output[k]));
+        if (!(size.count(output[k]))) fail(label + ": output label '" + name + "' is not in any input");
+        if (!(std::find(output.begin(), output.begin() + static_cast<std::ptrdiff_t>(k), output[k]) ==
+              output.begin() + static_cast<std::ptrdiff_t>(k)))
+          fail(label + ": output label '" + name + "' appears twice");
+      }
     } else {
       for (int64_t j = 0; j < width; ++j) output.push_back(kEllipsisLabel + static_cast<int>(j));
       for (auto [l, c] : count)

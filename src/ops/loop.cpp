@@ -8,6 +8,8 @@ namespace mpa {
 
 namespace {
 
+constexpr int64_t kMaxLoopIterations = int64_t{1} << 24;
+
 class LoopOp : public OpKernel {
  public:
   explicit LoopOp(const OpInit& init) : body_(init, "body") {
@@ -41,6 +43,10 @@ class LoopOp : public OpKernel {
     for (size_t i = 0; i < carried_count; ++i) carried.push_back(ctx.input(2 + i));
     std::vector<std::vector<Tensor>> scans(scan_count);
     for (int64_t iteration = 0; iteration < trips && keep_going; ++iteration) {
+      // A bound, so that a condition that never turns false (or a trip count of 2^62) ends with an error.
+      if (!(iteration < kMaxLoopIterations))
+        fail(label + ": stopped after " + std::to_string(kMaxLoopIterations) +
+             " iterations (mpaudit's limit; does the condition ever turn false?)");
       std::vector<Tensor> feeds;
       feeds.push_back(scalar_like(body.inputs[0], DType::Int64));
       feeds.back().data<int64_t>()[0] = iteration;

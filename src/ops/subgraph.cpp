@@ -93,7 +93,8 @@ Tensor slice_along(const Tensor& t, int64_t axis, int64_t index) {
 }
 
 Tensor stack_along(const std::vector<Tensor>& parts, int64_t axis, const std::string& what) {
-  const Tensor& first = parts.at(0);
+  if (parts.empty()) fail(what + ": no iteration ran, so a stacked output has no shape to take");
+  const Tensor& first = parts.front();
   for (const Tensor& p : parts)
     if (p.shape() != first.shape() || p.dtype() != first.dtype())
       fail(what + ": iterations produced " + shape_str(first.shape()) + " and " + shape_str(p.shape()) +

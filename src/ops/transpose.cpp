@@ -62,7 +62,9 @@ namespace {
 std::array<int64_t, 4> nchw(const KernelContext& ctx, int64_t blocksize) {
   const Tensor& in = ctx.input(0);
   if (in.rank() != 4) fail(ctx.node().label() + ": expects a 4-D input, got " + shape_str(in.shape()));
-  if (blocksize <= 0) fail(ctx.node().label() + ": blocksize must be positive, got " + std::to_string(blocksize));
+  // At most 2^31, so that blocksize^2 cannot wrap.
+  if (!(blocksize >= 1 && blocksize <= (int64_t{1} << 31)))
+    fail(ctx.node().label() + ": blocksize must lie in 1..2^31, got " + std::to_string(blocksize));
   return {in.dim(0), in.dim(1), in.dim(2), in.dim(3)};
 }
 }  // namespace

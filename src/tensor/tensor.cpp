@@ -87,6 +87,9 @@ class StorageCache {
 
 Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)), numel_(shape_numel(shape_)) {
   if (!(dtype_size(dtype) > 0)) fail("cannot allocate a tensor of type " + dtype_name(dtype));
+  // numel is at most 2^62, times 8 bytes would wrap: refuse what no machine could hold anyway.
+  if (!(numel_ <= (int64_t{1} << 62) / static_cast<int64_t>(dtype_size(dtype))))
+    fail("a " + dtype_name(dtype) + " tensor of shape " + shape_str(shape_) + " is too large to allocate");
   const size_t bytes = nbytes();
   storage_ = StorageCache::instance().allocate(bytes > 0 ? bytes : 1);
 }

@@ -201,6 +201,97 @@ TEST(BadInput, NpyThatDoesNotFitTheInput) {
                      {"'nosuch' is not an input"});
 }
 
+// Attribute values and shapes whose arithmetic would wrap an int64 or divide by zero: each is refused by
+// name (or, where the op is defined on them, computed), under `run` and `audit` alike.
+TEST(BadInput, ExtremeAttributesAndShapes) {
+  TempDir dir;
+  const int64_t huge = int64_t{1} << 62;
+  {
+    ModelBuilder b;
+    b.input("x", onnx::TensorProto::FLOAT, {1, 8, 2, 2});
+    ModelBuilder::set_int(b.node("DepthToSpace", {"x"}, {"y"}, "d2s"), "blocksize", huge);
+    b.output("y");
+    b.save(dir / "d2s.onnx");
+  }
+  {
+    ModelBuilder b;
+    b.input("x", onnx::TensorProto::FLOAT, {1, 1, 4, 4});
+    b.initializer("w", {1, 1, 3, 3}, std::vector<float>(9, 1.f));
+    onnx::NodeProto& conv = b.node("Conv", {"x", "w"}, {"y"}, "dilated");
+    ModelBuilder::set_string(conv, "auto_pad", "SAME_LOWER");
+    ModelBuilder::set_ints(conv, "dilations", {huge, huge});
+    b.output("y");
+    b.save(dir / "dilated.onnx");
+  }
+  {
+    ModelBuilder b;
+    b.input("x", onnx::TensorProto::FLOAT, {2, 3});
+    ModelBuilder::set_string(b.node("Einsum", {"x"}, {"y"}, "diagonal"), "equation", "ij->ii");
+    b.output("y");
+    b.save(dir / "einsum.onnx");
+  }
+  for (const char* command : {"run", "audit"}) {
+    SCOPED_TRACE(command);
+    const std::string tail = std::string(command) == "run" ? " --random-inputs" : " --quiet";
+    expect_clean_error(run_cli(dir, std::string(command) + " " + (dir / "d2s.onnx").string() + tail),
+                       {"d2s.onnx", "node 'd2s' (DepthToSpace)", "blocksize"});
+    expect_clean_error(run_cli(dir, std::string(command) + " " + (dir / "dilated.onnx").string() + tail),
+                       {"dilated.onnx", "node 'dilated' (Conv)", "dilations"});
+    expect_clean_error(run_cli(dir, std::string(command) + " " + (dir / "einsum.onnx").string() + tail),
+                       {"einsum.onnx", "node 'diagonal' (Einsum)", "appears twice"});
+  }
+  // 2^31 x 2^31 floats: numel fits, bytes would wrap.
+  expect_clean_error(run_cli(dir, run_args(dir / "einsum.onnx", "--random-inputs --shape x=2147483648x2147483648")),
+                     {"too large"});
+}
+
+// Conv and the normalisations over zero channels: empty sums and no group to divide by.
+TEST(BadInput, ZeroChannelsRunToTheirDefinedResult) {
+  TempDir dir;
+  ModelBuilder b;
+  b.input("x", onnx::TensorProto::FLOAT, {1, 0, 4, 4});
+  b.initializer("w", {2, 0, 3, 3}, {});
+  b.initializer("bias", {2}, {0.5f, -1.f});
+  b.initializer("empty", {0}, {});
+  b.node("Conv", {"x", "w", "bias"}, {"y"}, "conv");
+  b.node("InstanceNormalization", {"x", "empty", "empty"}, {"z"}, "norm");
+  b.output("y", onnx::TensorProto::FLOAT, {1, 2, 2, 2});
+  b.output("z", onnx::TensorProto::FLOAT, {1, 0, 4, 4});
+  b.save(dir / "zero.onnx");
+  const CliResult r = run_cli(dir, run_args(dir / "zero.onnx", "--random-inputs --save-outputs " + (dir / "out").string()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const mpa::Tensor y = mpa::read_npy(dir / "out" / "y.npy");
+  ASSERT_EQ(y.shape(), (mpa::Shape{1, 2, 2, 2}));
+  for (int64_t i = 0; i < y.numel(); ++i) EXPECT_EQ(y.data<float>()[i], i < 4 ? 0.5f : -1.f);
+  EXPECT_EQ(run_cli(dir, "audit " + (dir / "zero.onnx").string() + " --quiet").exit_code, 0);
+}
+
+// .npy headers are read strictly, and an .npz entry's claimed size must fit the bytes stored for it.
+TEST(BadInput, NpyHeadersAndNpzSizesAreCheckedBeforeUse) {
+  TempDir dir;
+  relu_model().save(dir / "m.onnx");
+  auto npy_with_shape = [](const std::string& shape) {
+    std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': " + shape + ", }";
+    header.resize(((header.size() + 11) / 64 + 1) * 64 - 11, ' ');
+    header += '\n';
+    std::string bytes = std::string("\x93NUMPY\x01\x00", 8);
+    bytes += static_cast<char>(header.size() & 0xFF);
+    bytes += static_cast<char>(header.size() >> 8);
+    return bytes + header + std::string(16, '\0');
+  };
+  for (const char* shape : {"(1, x, 4)", "(1.5, 4)", "(1 4)", "(1,,4)", "(-1, 4)"}) {
+    SCOPED_TRACE(shape);
+    write_whole_file(dir / "odd.npy", npy_with_shape(shape));
+    expect_clean_error(run_cli(dir, run_args(dir / "m.onnx", "--input x=" + (dir / "odd.npy").string())),
+                       {"odd.npy", "shape"});
+  }
+  write_whole_file(dir / "ok.npy", npy_with_shape("(1, 4)"));
+  EXPECT_EQ(run_cli(dir, run_args(dir / "m.onnx", "--input x=" + (dir / "ok.npy").string())).exit_code, 0);
+  // A long header of spaces (numpy reads it once its size limit is raised) is no stack hazard.
+  write_whole_file(dir / "spaces.npy", npy_with_shape("(1," + std::string(30000, ' ') + "4)"));
+  EXPECT_EQ(run_cli(dir, run_args(dir / "m.onnx", "--input x=" + (dir / "spaces.npy").string())).exit_code, 0);
+}
+
 TEST(BadInput, ValidModelRunsAndWritesOutputs) {
   TempDir dir;
   relu_model().save(dir / "m.onnx");

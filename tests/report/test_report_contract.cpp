@@ -437,6 +437,29 @@ TEST_F(ReportContract, MergingDifferentModelsOrSettingsFails) {
   EXPECT_FALSE(fs::exists(path("out.json")));
 }
 
+// Damaged reports given to merge: one-line errors naming the file, never a crash or an internal error.
+TEST_F(ReportContract, DamagedReportsFailToMergeWithTheirName) {
+  const fs::path mlp = save(mlp_model(), "mlp.onnx");
+  audit(mlp, "a.json", "--samples 2 --shard 1/2");
+  const nlohmann::json b = nlohmann::json::parse(audit(mlp, "b.json", "--samples 2 --shard 2/2"));
+  const std::vector<std::pair<std::string, std::function<void(nlohmann::json&)>>> damages = {
+      {"no 'fp16' entry", [](nlohmann::json& r) { r["nodes"][0]["tensors"][0]["targets"].erase("fp16"); }},
+      {"no 'fp16' entry", [](nlohmann::json& r) { r["nodes"][0]["weights"][0]["targets"].erase("fp16"); }},
+      {"out of range",
+       [](nlohmann::json& r) {
+         r["nodes"][0]["tensors"][0]["targets"]["fp16"]["propagated"]["state"]["sum_abs"] = "1111111111111111p2147482432";
+       }},
+  };
+  for (const auto& [fragment, damage] : damages) {
+    SCOPED_TRACE(fragment);
+    nlohmann::json broken = b;
+    damage(broken);
+    write_whole_file(path("broken.json"), broken.dump());
+    expect_one_line_error(merge({"a.json", "broken.json"}, "out.json"), "broken.json");
+    expect_one_line_error(merge({"a.json", "broken.json"}, "out.json"), fragment);
+  }
+}
+
 // [SECTION] d. Reader round trip
 
 TEST_F(ReportContract, ReadThenWriteGivesTheSameBytes) {

@@ -59,6 +59,18 @@ class GraphBuilder {
     a->set_type(onnx::AttributeProto::INTS);
     for (int64_t v : values) a->add_ints(v);
   }
+  static void set_int(onnx::NodeProto& n, const std::string& key, int64_t value) {
+    auto* a = n.add_attribute();
+    a->set_name(key);
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(value);
+  }
+  static void set_string(onnx::NodeProto& n, const std::string& key, const std::string& value) {
+    auto* a = n.add_attribute();
+    a->set_name(key);
+    a->set_type(onnx::AttributeProto::STRING);
+    a->set_s(value);
+  }
   static void set_graph(onnx::NodeProto& n, const std::string& key, const onnx::GraphProto& g) {
     auto* a = n.add_attribute();
     a->set_name(key);
