@@ -1,6 +1,7 @@
 // mpaudit: mixed-precision audit for ONNX models. Exit codes: 0 success, 1 a gate failed, 2 error.
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <new>
@@ -8,6 +9,25 @@
 #include "backends/cpu/gemm.h"
 #include "cli/commands.h"
 #include "common/error.h"
+
+namespace {
+
+// One line whatever the message holds: names from a model may carry newlines or other control bytes.
+std::string one_line(const std::string& message) {
+  std::string line;
+  for (unsigned char c : message) {
+    if (c >= 0x20 && c != 0x7F) {
+      line += static_cast<char>(c);
+      continue;
+    }
+    char escaped[8];
+    std::snprintf(escaped, sizeof escaped, c == '\n' ? "\\n" : "\\x%02x", c);
+    line += escaped;
+  }
+  return line;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   // OpenBLAS reads OPENBLAS_CORETYPE only when it loads: restart once with the CPU's vector kernels when it
@@ -37,20 +57,20 @@ int main(int argc, char** argv) {
   } catch (const CLI::Success& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    app.exit(e);
+    std::cerr << "mpaudit: error: " << one_line(e.what()) << " (see mpaudit --help)\n";
     return 2;
   }
   try {
     for (auto& [sub, action] : commands)
       if (sub->parsed()) return action();
   } catch (const mpa::Error& e) {
-    std::cerr << "mpaudit: error: " << e.what() << "\n";
+    std::cerr << "mpaudit: error: " << one_line(e.what()) << "\n";
     return 2;
   } catch (const std::bad_alloc&) {
     std::cerr << "mpaudit: error: out of memory\n";
     return 2;
   } catch (const std::exception& e) {
-    std::cerr << "mpaudit: internal error: " << e.what() << "\n";
+    std::cerr << "mpaudit: internal error: " << one_line(e.what()) << "\n";
     return 2;
   }
   return 2;

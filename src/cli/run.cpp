@@ -82,14 +82,21 @@ void print_summary(const std::string& name, const Tensor& t) {
   std::printf("\n");
 }
 
-// Writes each tensor as DIR/NAME.npy ('/', '\\' and ':' in names become '_').
+// Writes each tensor as DIR/NAME.npy ('/', '\\', ':' and control bytes in names become '_'); names that
+// would share a file are refused rather than written over each other.
 void save_tensors(const std::string& dir, const TensorMap& tensors, const std::function<Tensor(const Tensor&)>& encode) {
-  std::filesystem::create_directories(dir);
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) fail(dir + ": cannot create the folder: " + ec.message());
+  std::map<std::string, std::string> name_of_file;
   for (const auto& [name, tensor] : tensors) {
     std::string file = name;
-    std::replace_if(file.begin(), file.end(), [](char c) { return c == '/' || c == '\\' || c == ':'; }, '_');
-    write_npy(std::filesystem::path(dir) / (file + ".npy"), encode(tensor));
+    std::replace_if(file.begin(), file.end(), [](char c) { return c == '/' || c == '\\' || c == ':' || (c >= 0 && c < 0x20); }, '_');
+    const auto [previous, fresh] = name_of_file.emplace(file, name);
+    if (!fresh) fail("values '" + previous->second + "' and '" + name + "' would both be saved as " + file + ".npy");
   }
+  for (const auto& [file, name] : name_of_file)
+    write_npy(std::filesystem::path(dir) / (file + ".npy"), encode(tensors.at(name)));
 }
 
 int run_model(const RunOptions& opt) {

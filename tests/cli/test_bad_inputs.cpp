@@ -292,6 +292,29 @@ TEST(BadInput, NpyHeadersAndNpzSizesAreCheckedBeforeUse) {
   EXPECT_EQ(run_cli(dir, run_args(dir / "m.onnx", "--input x=" + (dir / "spaces.npy").string())).exit_code, 0);
 }
 
+// Messages stay on one line whatever the model's names hold; option errors have the usual prefix.
+TEST(BadInput, ErrorsAreOneLineWhateverTheNames) {
+  TempDir dir;
+  ModelBuilder b;
+  b.input("x", onnx::TensorProto::FLOAT, {1, 4});
+  b.int64_initializer("shape", {1}, {7});
+  b.node("Reshape", {"x", "shape"}, {"y"}, "two\nlines");
+  b.output("y");
+  b.save(dir / "m.onnx");
+  expect_clean_error(run_cli(dir, run_args(dir / "m.onnx")), {"two\\nlines", "Reshape"});
+  expect_clean_error(run_cli(dir, "audit " + (dir / "m.onnx").string() + " --seed x"), {"--seed"});
+  // Two outputs that would share a file name are refused, not written over each other.
+  ModelBuilder twins;
+  twins.input("x", onnx::TensorProto::FLOAT, {1, 4});
+  twins.node("Relu", {"x"}, {"a/b"}, "first");
+  twins.node("Relu", {"x"}, {"a_b"}, "second");
+  twins.output("a/b");
+  twins.output("a_b");
+  twins.save(dir / "twins.onnx");
+  expect_clean_error(run_cli(dir, run_args(dir / "twins.onnx", "--random-inputs --save-outputs " + (dir / "out").string())),
+                     {"'a/b'", "'a_b'", "a_b.npy"});
+}
+
 TEST(BadInput, ValidModelRunsAndWritesOutputs) {
   TempDir dir;
   relu_model().save(dir / "m.onnx");
