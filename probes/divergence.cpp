@@ -71,8 +71,9 @@ std::vector<Divergence> Divergence::of_runs(const Tensor& ref, const StoredRefer
   auto hist_of = [&](size_t j) {
     return j >= first_target && j - first_target < target_hists.size() ? target_hists[j - first_target] : nullptr;
   };
-  bool all_float32 = ref.dtype() == DType::Float32;
-  for (const Tensor* tgt : targets) all_float32 = all_float32 && tgt->dtype() == DType::Float32;
+  // The vector kernels take unscaled float32 runs; NaN/Inf chunks, other types and scaled grids go per element.
+  bool vector_kernels = ref.dtype() == DType::Float32 && params.scale == 1.f;
+  for (const Tensor* tgt : targets) vector_kernels = vector_kernels && tgt->dtype() == DType::Float32;
   std::vector<Divergence> out(count);
   using Chunks = std::vector<Chunk>;
   chunked<Chunks>(
@@ -92,10 +93,10 @@ std::vector<Divergence> Divergence::of_runs(const Tensor& ref, const StoredRefer
           if (targets[j - first_target]->dtype() == DType::Float32)
             at[j] = targets[j - first_target]->data<float>() + begin;
         Chunks c(count);
-        if (all_float32)
+        if (vector_kernels)
           fast::divergences(ref.data<float>() + begin, at.data(), static_cast<int>(count), n, params, c.data());
         for (size_t j = 0; j < count; ++j) {
-          if (all_float32 && std::isfinite(c[j].sum_ref_sq + c[j].sum_tgt_sq)) {
+          if (vector_kernels && std::isfinite(c[j].sum_ref_sq + c[j].sum_tgt_sq)) {
             if (hist_of(j)) fast::histogram(at[j], n, c[j].target_hist);
             continue;
           }

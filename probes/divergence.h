@@ -26,12 +26,24 @@ struct Divergence {
   struct Params {
     double atol, rtol, rel_floor;
     int min_exponent, mantissa_bits;
+    // FP8 per-tensor scale: the grid is the format's times the scale, so ulps are measured at |r| / scale
+    // (in float, as storage divides) and the default relative floor moves with it. The vector kernels
+    // serve unscaled runs only.
+    float scale = 1;
+    bool format_floor;
     Params(Format f, const Tolerances& t)
         : atol(t.atol),
           rtol(t.rtol),
           rel_floor(t.rel_floor > 0 ? t.rel_floor : format_traits(f).min_normal),
           min_exponent(std::ilogb(format_traits(f).min_normal)),
-          mantissa_bits(format_traits(f).mantissa_bits) {}
+          mantissa_bits(format_traits(f).mantissa_bits),
+          format_floor(!(t.rel_floor > 0)) {}
+    Params scaled_by(double s) const {
+      Params p = *this;
+      p.scale = static_cast<float>(s);
+      if (format_floor) p.rel_floor *= p.scale;
+      return p;
+    }
   };
   struct Chunk {
     ExpHistogram::Chunk target_hist;
@@ -49,9 +61,10 @@ struct Divergence {
       // Times the reciprocal, as the vector kernels compute it (one division per element for all runs).
       max_rel = std::max(max_rel, e * (1.0 / std::max(a, p.rel_floor)));
       mismatches += e > p.atol + p.rtol * a;
-      // The format's spacing at |r| is 2^(max(exponent, min_exponent) - mantissa_bits).
-      const int exponent = a > 0 ? std::max(exponent_of(a), p.min_exponent) : p.min_exponent;
-      const double ulp = e * power_of_two(p.mantissa_bits - exponent);
+      // The format's spacing at |r| is 2^(max(exponent, min_exponent) - mantissa_bits) (times the scale).
+      const double units = p.scale == 1.f ? a : static_cast<double>(static_cast<float>(a) / p.scale);
+      const int exponent = units > 0 ? std::max(exponent_of(units), p.min_exponent) : p.min_exponent;
+      const double ulp = e * power_of_two(p.mantissa_bits - exponent) / p.scale;
       max_ulp = std::max(max_ulp, ulp);
       sum_ulp += ulp;
       sum_abs += e;

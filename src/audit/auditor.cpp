@@ -465,8 +465,10 @@ struct Auditor::Impl {
             reference_chunks[static_cast<size_t>(chunk)] = reference_chunk(*ref_out[o], begin, end);
           };
         }
-        d = probes::Divergence::of_stored_and_each(*ref_out[o], {target_configs[k].storage, scale_for(k, absmax[o])},
-                                                   runs, divergence_params[k], sample, hists, take_reference);
+        const double scale = scale_for(k, absmax[o]);
+        d = probes::Divergence::of_stored_and_each(
+            *ref_out[o], {target_configs[k].storage, scale}, runs,
+            scale == 1 ? divergence_params[k] : divergence_params[k].scaled_by(scale), sample, hists, take_reference);
         if (with_reference) merge_reference(stats.tensors[o], fold_reference(*ref_out[o], reference_chunks), kept);
         stored_d = &d[0];
         if (iso_at) isolated_d = &d[iso_at];

@@ -220,3 +220,21 @@ TEST(ProbeFastPaths, DoublesAreRoundedOnceIntoTheFormat) {
   }
   EXPECT_EQ(tensor_in_format(t, Format::FP16).data<float>()[0], 1.0009765625f);
 }
+
+// On a scaled FP8 grid a correctly rounded value is at most half a spacing of that grid away: the stored
+// reference's max_ulp, measured in the scaled grid's units, lies in (0.25, 0.5] for values spread over it.
+TEST(ProbeFastPaths, UlpsOfAScaledGridAreItsOwn) {
+  std::mt19937 rng(12);
+  std::uniform_real_distribution<float> spread(0.001f, 0.011f);
+  std::vector<float> values(4096);
+  for (float& v : values) v = spread(rng);
+  const Tensor ref = Tensor::from_vector<float>(values, {4096});
+  for (Format f : {Format::FP8E4M3FN, Format::FP8E5M2}) {
+    const double scale = absmax_scale(f, 0.011);
+    const Divergence::Params params = Divergence::Params(f, Tolerances{}).scaled_by(scale);
+    const Divergence stored = Divergence::of_stored_and_each(ref, {f, scale}, {}, params, 0).front();
+    EXPECT_LE(stored.max_ulp, 0.5) << format_name(f);
+    EXPECT_GT(stored.max_ulp, 0.25) << format_name(f);
+    EXPECT_LT(stored.mean_ulp(), 0.5) << format_name(f);
+  }
+}
