@@ -110,6 +110,7 @@ int main(int argc, char** argv) {
   r.opset = 17;
   r.config.targets = {target};
   r.config.samples = r.config.total_samples = 1;
+  r.config.sample_ranges = {{0, 1}};
   r.config.inputs = "synthetic";
   report::TargetSummary& summary = r.summary[target];
   std::string layer_input = "embeddings";
