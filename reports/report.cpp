@@ -104,14 +104,19 @@ Config Config::from_json(const json& j) {
   return c;
 }
 
+double headroom_bits(const Config& config, Format format, double absmax) {
+  const bool absmax_scaled =
+      config.fp8_scaling == "absmax" && (format == Format::FP8E4M3FN || format == Format::FP8E5M2);
+  if (absmax_scaled) return absmax > 0 ? 0.0 : std::nan("");
+  return probes::FormatFit::headroom_bits(format, absmax);
+}
+
 // [SECTION] Writer
 
 namespace {
 
 json divergence_json(const probes::Divergence& d) { return d.to_json(); }
 
-// absmax_scaled: FP8 targets of an audit with --fp8-scaling absmax, whose per-tensor scale puts the
-// absmax on the format's max: no headroom is left by construction.
 json tensor_json(const TensorStats& t, const Config& config) {
   json j;
   j["name"] = t.name;
@@ -126,10 +131,7 @@ json tensor_json(const TensorStats& t, const Config& config) {
     const Format format = *parse_format(fmt);
     // The fit's own serialisation, which the reader parses back with FormatFit::from_json.
     json target = s.fit.to_json();
-    const bool absmax_scaled =
-        config.fp8_scaling == "absmax" && (format == Format::FP8E4M3FN || format == Format::FP8E5M2);
-    target["headroom_bits"] = probes::number_or_null(
-        absmax_scaled ? (t.range.absmax() > 0 ? 0.0 : std::nan("")) : probes::FormatFit::headroom_bits(format, t.range.absmax()));
+    target["headroom_bits"] = probes::number_or_null(headroom_bits(config, format, t.range.absmax()));
     target["propagated"] = divergence_json(s.propagated);
     target["propagated_exp_hist"] = s.propagated_hist.to_json();
     target["isolated"] = divergence_json(s.isolated);

@@ -130,6 +130,10 @@ struct TargetSummary {
   std::vector<OutputSummary> outputs;
 };
 
+// The headroom a report states for a tensor of this absmax in target `fmt`: log2(max finite / absmax),
+// except 0 for FP8 targets under --fp8-scaling absmax, whose per-tensor scale puts the absmax on the max.
+double headroom_bits(const Config& config, Format format, double absmax);
+
 struct Report {
   std::string tool_version;
   std::string model_path, model_sha256;

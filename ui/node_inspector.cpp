@@ -137,14 +137,15 @@ void reasons_table(const report::NodeTarget& node_target) {
   ImGui::EndTable();
 }
 
-void reference_stats_table(const probes::RangeProbe& range, const probes::FormatFit& fit, std::optional<Format> format) {
+void reference_stats_table(const probes::RangeProbe& range, const probes::FormatFit& fit, std::optional<Format> format,
+                           const report::Config& config) {
   if (!ImGui::BeginTable("reference", 4, kTableFlags)) return;
   table_row("min", {format_number(range.min), "max", format_number(range.max)});
   table_row("mean", {format_number(range.mean()), "std", format_number(range.std_dev())});
   table_row("zeros", {count_text(range.zeros), "count", count_text(range.count)});
   table_row("NaN", {count_text(range.nan), "+Inf / -Inf", count_text(range.pos_inf) + " / " + count_text(range.neg_inf)});
   table_row("overflow", {count_text(fit.overflow), "headroom",
-                         format ? format_number(probes::FormatFit::headroom_bits(*format, range.absmax()), "%.1f bits") : "-"});
+                         format ? format_number(report::headroom_bits(config, *format, range.absmax()), "%.1f bits") : "-"});
   table_row("flush to 0", {count_text(fit.flush_to_zero) + " (" + count_text(fit.significant_flush) + " significant)",
                            "subnormal", count_text(fit.subnormal)});
   ImGui::EndTable();
@@ -280,7 +281,7 @@ void NodeInspectorPanel::Draw(const ReportModel& model, DashboardSelection& sele
         ImGui::Checkbox("log counts", &log_counts);
         exponent_histogram("histogram", tensor.hist, tensor_target->second.propagated_hist, format, log_counts);
         section_title("reference");
-        reference_stats_table(tensor.range, tensor_target->second.fit, format);
+        reference_stats_table(tensor.range, tensor_target->second.fit, format, model.report().config);
         section_title("divergence from the reference");
         metrics_table(tensor_target->second);
       }

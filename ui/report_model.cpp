@@ -15,7 +15,7 @@ double min_measured(double current, double value) {
   return std::isnan(current) ? value : std::min(current, value);
 }
 
-NodeFigures figures_of(const report::NodeStats& node, const std::string& target) {
+NodeFigures figures_of(const report::NodeStats& node, const std::string& target, const report::Config& config) {
   NodeFigures f;
   if (auto it = node.targets.find(target); it != node.targets.end()) {
     f.verdict = it->second.verdict;
@@ -31,7 +31,7 @@ NodeFigures figures_of(const report::NodeStats& node, const std::string& target)
     ++f.measured_outputs;
     const double absmax = tensor.range.absmax();
     f.absmax = std::max(f.absmax, absmax);
-    if (format) f.headroom_bits = min_measured(f.headroom_bits, probes::FormatFit::headroom_bits(*format, absmax));
+    if (format) f.headroom_bits = min_measured(f.headroom_bits, report::headroom_bits(config, *format, absmax));
     f.overflow += t.fit.overflow;
     flushed += t.fit.flush_to_zero;
     nonzero += t.fit.nonzero;
@@ -101,7 +101,7 @@ ReportModel::ReportModel(report::Report report, std::string path, int64_t node_r
   for (const std::string& target : report_.config.targets) {
     TargetView view;
     for (int index = 0; index < node_count(); ++index) {
-      NodeFigures& f = view.nodes.emplace_back(figures_of(node(index), target));
+      NodeFigures& f = view.nodes.emplace_back(figures_of(node(index), target, report_.config));
       if (pending(index)) {
         f.pending = true;
         ++view.pending_count;

@@ -203,5 +203,22 @@ TEST(FormatZonesTest, BoundariesPerFormat) {
   }
 }
 
+// The dashboard states headroom as the report does: none for FP8 under absmax scaling (the scale puts the
+// absmax on the format's max), log2(max / absmax) otherwise.
+TEST(ReportModelTest, HeadroomFollowsTheReportsFp8Scaling) {
+  for (const char* scaling : {"none", "absmax"}) {
+    report::Report r;
+    r.config.targets = {"fp8e4m3"};
+    r.config.fp8_scaling = scaling;
+    report::NodeStats node = make_node("scale", "Mul", OutputSpec{{8, 2, 2, 2}, {8, 2, 2, 2}, 0, 0, 0, 0}, 1.0);
+    node.targets["fp8e4m3"] = node.targets.at(kTarget);
+    node.tensors[0].targets["fp8e4m3"] = node.tensors[0].targets.at(kTarget);
+    r.nodes.push_back(std::move(node));
+    const ReportModel model(std::move(r), "fp8.json");
+    const double headroom = model.target_view("fp8e4m3").nodes.at(0).headroom_bits;
+    EXPECT_DOUBLE_EQ(headroom, std::string(scaling) == "absmax" ? 0.0 : std::log2(448.0 / 8.0)) << scaling;
+  }
+}
+
 }  // namespace
 }  // namespace mpa::ui
