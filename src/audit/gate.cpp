@@ -72,9 +72,13 @@ Gate parse_gate(const std::string& expr) {
   return g;
 }
 
-void check_names(const Gate& g, const std::vector<std::string>& targets, const std::vector<std::string>& outputs) {
+void check_target(const Gate& g, const std::vector<std::string>& targets) {
   if (!(g.target.empty() || std::find(targets.begin(), targets.end(), g.target) != targets.end()))
     fail("--fail-on '" + g.expression + "': target '" + g.target + "' is not in the report");
+}
+
+// Output gates need the output (or, for output.M, any output) among those of a target.
+void check_output(const Gate& g, const std::vector<std::string>& outputs) {
   if (!g.output_metric.empty() && !(g.output.empty() ? !outputs.empty()
                                                      : std::find(outputs.begin(), outputs.end(), g.output) != outputs.end()))
     fail("--fail-on '" + g.expression + "': no output " + (g.output.empty() ? "" : "'" + g.output + "' ") +
@@ -85,7 +89,11 @@ void check_names(const Gate& g, const std::vector<std::string>& targets, const s
 
 void check_gates(const std::vector<std::string>& expressions, const std::vector<std::string>& targets,
                  const std::vector<std::string>& outputs) {
-  for (const std::string& expr : expressions) check_names(parse_gate(expr), targets, outputs);
+  for (const std::string& expr : expressions) {
+    const Gate g = parse_gate(expr);
+    check_target(g, targets);
+    check_output(g, outputs);
+  }
 }
 
 std::vector<GateResult> evaluate_gates(const report::Report& report, const std::vector<std::string>& expressions) {
@@ -94,8 +102,7 @@ std::vector<GateResult> evaluate_gates(const report::Report& report, const std::
     const Gate g = parse_gate(expr);
     std::vector<std::string> targets;
     for (const auto& [fmt, summary] : report.summary) targets.push_back(fmt);
-    if (!(g.target.empty() || report.summary.count(g.target)))
-      fail("--fail-on '" + expr + "': target '" + g.target + "' is not in the report");
+    check_target(g, targets);
     GateResult result{expr, false, ""};
     for (const auto& [fmt, summary] : report.summary) {
       if (!g.target.empty() && fmt != g.target) continue;
@@ -105,7 +112,7 @@ std::vector<GateResult> evaluate_gates(const report::Report& report, const std::
       else {
         std::vector<std::string> outputs;
         for (const auto& o : summary.outputs) outputs.push_back(o.name);
-        check_names(g, targets, outputs);
+        check_output(g, outputs);
         const bool lower_worse = lower_is_worse(g.output_metric);
         value = lower_worse ? INFINITY : -INFINITY;
         for (const auto& o : summary.outputs) {

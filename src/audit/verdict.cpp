@@ -94,7 +94,7 @@ void evaluate(report::Report& report, const std::vector<std::string>& graph_outp
       NodeStats& node = report.nodes[i];
       report::NodeTarget target;
       const NodeFigures f = figures_of(node, fmt);
-      // What the node reads from earlier nodes (graph inputs and initializers have no figures).
+      // What the node reads from graph inputs and earlier nodes (initializers have no figures).
       std::vector<const NodeFigures*> read;
       for (const auto& in : node.inputs) {
         auto p = producer.find(in);
