@@ -62,7 +62,7 @@ struct Divergence {
       max_rel = std::max(max_rel, e * (1.0 / std::max(a, p.rel_floor)));
       mismatches += e > p.atol + p.rtol * a;
       // The format's spacing at |r| is 2^(max(exponent, min_exponent) - mantissa_bits) (times the scale).
-      const double units = p.scale == 1.f ? a : static_cast<double>(static_cast<float>(a) / p.scale);
+      const double units = in_scaled_units(a, p.scale);
       const int exponent = units > 0 ? std::max(exponent_of(units), p.min_exponent) : p.min_exponent;
       const double ulp = e * power_of_two(p.mantissa_bits - exponent) / p.scale;
       max_ulp = std::max(max_ulp, ulp);

@@ -20,9 +20,7 @@ struct FormatFit {
           flush_limit(format_traits(f).min_subnormal / 2),
           normal_limit(format_traits(f).min_normal - format_traits(f).min_subnormal / 2),
           scale(static_cast<float>(scale)) {}
-    double in_format_units(double magnitude) const {
-      return scale == 1.f ? magnitude : static_cast<float>(magnitude) / scale;
-    }
+    double in_format_units(double magnitude) const { return in_scaled_units(magnitude, scale); }
   };
   struct Chunk {
     int64_t overflow = 0, flush_to_zero = 0, subnormal = 0, nonzero = 0;

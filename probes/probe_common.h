@@ -25,6 +25,12 @@ inline int exponent_of(double magnitude) {
 }
 
 // 2^e for e in the normal double range, built from its bits.
+// A magnitude in units of a per-tensor scale (FP8 recipes store x as round(x / scale) * scale): the float
+// quotient that round_to_format_scaled rounds; the magnitude itself when unscaled.
+inline double in_scaled_units(double magnitude, float scale) {
+  return scale == 1.f ? magnitude : static_cast<double>(static_cast<float>(magnitude) / scale);
+}
+
 inline double power_of_two(int e) {
   const uint64_t bits = static_cast<uint64_t>(e + 1023) << 52;
   double out;
