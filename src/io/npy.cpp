@@ -149,6 +149,9 @@ std::string serialize_npy(const Tensor& tensor) {
 void check_can_write(const fs::path& path) {
   const fs::path folder = path.has_parent_path() ? path.parent_path() : fs::path(".");
   std::error_code ec;
+  // A device or FIFO is written in place (write_file_atomic): its folder need not be writable.
+  const fs::file_status status = fs::status(path, ec);
+  if (fs::exists(status) && !fs::is_regular_file(status) && !fs::is_directory(status)) return;
   if (!(fs::is_directory(folder, ec))) fail(path.string() + ": folder '" + folder.string() + "' does not exist");
   if (!(::access(folder.c_str(), W_OK) == 0)) fail(path.string() + ": folder '" + folder.string() + "' is not writable");
   if (fs::is_directory(path, ec)) fail(path.string() + ": is a folder");
