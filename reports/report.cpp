@@ -111,6 +111,50 @@ double headroom_bits(const Config& config, Format format, double absmax) {
   return probes::FormatFit::headroom_bits(format, absmax);
 }
 
+void Consequence::merge(const Consequence& o) {
+  traced += o.traced;
+  absorbed += o.absorbed;
+  cut += o.cut;
+  std::vector<std::string> names;
+  std::set_union(absorbed_by.begin(), absorbed_by.end(), o.absorbed_by.begin(), o.absorbed_by.end(),
+                 std::back_inserter(names));
+  absorbed_by = std::move(names);
+  if (o.harm_at_index >= 0 && (harm_at_index < 0 || o.harm_at_index < harm_at_index)) {
+    harm_at_index = o.harm_at_index;
+    harm_at = o.harm_at;
+  }
+  for (const auto& [name, d] : o.outputs) outputs[name].merge(d);
+}
+
+json Consequence::to_json() const {
+  json reached = json::object();
+  for (const auto& [name, d] : outputs) reached[name] = d.to_json();
+  return {{"traced", traced},
+          {"absorbed", absorbed},
+          {"cut", cut},
+          {"absorbed_by", absorbed_by},
+          {"harm_at", harm_at_index < 0 ? json(nullptr) : json{{"index", harm_at_index}, {"name", harm_at}}},
+          {"outputs", reached}};
+}
+
+Consequence Consequence::from_json(const json& j) {
+  Consequence c;
+  c.traced = j.at("traced");
+  c.absorbed = j.at("absorbed");
+  c.cut = j.at("cut");
+  if (!(c.traced >= 0 && c.absorbed >= 0 && c.cut >= 0 && c.absorbed + c.cut <= c.traced))
+    fail("malformed report: a consequence's absorbed and cut traces exceed the traced ones");
+  c.absorbed_by = j.at("absorbed_by").get<std::vector<std::string>>();
+  std::sort(c.absorbed_by.begin(), c.absorbed_by.end());
+  c.absorbed_by.erase(std::unique(c.absorbed_by.begin(), c.absorbed_by.end()), c.absorbed_by.end());
+  if (!j.at("harm_at").is_null()) {
+    c.harm_at_index = j.at("harm_at").at("index");
+    c.harm_at = j.at("harm_at").at("name");
+  }
+  for (const auto& [name, d] : j.at("outputs").items()) c.outputs[name] = probes::Divergence::from_json(d);
+  return c;
+}
+
 // [SECTION] Writer
 
 namespace {
@@ -136,6 +180,7 @@ json tensor_json(const TensorStats& t, const Config& config) {
     target["propagated_exp_hist"] = s.propagated_hist.to_json();
     target["isolated"] = divergence_json(s.isolated);
     target["stored"] = divergence_json(s.stored);
+    if (s.consequence.traced > 0) target["consequence"] = s.consequence.to_json();
     targets[fmt] = std::move(target);
   }
   j["targets"] = std::move(targets);
@@ -157,6 +202,9 @@ json summary_json(const TargetSummary& s) {
           {"first_error_jump", s.first_error_jump.empty() ? json(nullptr) : json(s.first_error_jump)},
           {"culprits", s.culprits},
           {"keep_fp32", s.keep_fp32},
+          {"advice", {{"verified", s.advice.verified},
+                      {"rounds", s.advice.rounds},
+                      {"note", s.advice.note.empty() ? json(nullptr) : json(s.advice.note)}}},
           {"outputs", outputs}};
 }
 
@@ -193,7 +241,10 @@ json to_json(const Report& r) {
       targets[fmt] = {{"verdict", verdict_name(t.verdict)},
                       {"reasons", reasons},
                       {"propagated_jump_db", probes::number_or_null(t.propagated_jump_db)},
-                      {"kept_fp32", t.kept_fp32}};
+                      {"kept_fp32", t.kept_fp32},
+                      {"consequence", t.consequence.empty() ? json(nullptr) : json(t.consequence)},
+                      {"harm_at", t.harm_at.empty() ? json(nullptr) : json(t.harm_at)},
+                      {"roots", t.roots}};
     }
     node["targets"] = targets;
     json tensors = json::array();
@@ -256,6 +307,7 @@ TensorStats tensor_from_json(const json& t) {
     tt.isolated = probes::Divergence::from_json(s.at("isolated"));
     tt.stored = probes::Divergence::from_json(s.at("stored"));
     tt.propagated_hist = probes::ExpHistogram::from_json(s.at("propagated_exp_hist"));
+    if (s.contains("consequence")) tt.consequence = Consequence::from_json(s.at("consequence"));
     ts.targets[fmt] = std::move(tt);
   }
   return ts;
@@ -265,8 +317,10 @@ TensorStats tensor_from_json(const json& t) {
 
 Report from_json(const json& j) {
   try {
-    if (!(j.value("schema", "") == kSchema))
-      fail("not an mpaudit report (schema '" + j.value("schema", "") + "', expected '" + kSchema + "')");
+    const std::string schema = j.value("schema", "");
+    if (!(schema == kSchema || schema == kSchemaV1))
+      fail("not an mpaudit report (schema '" + schema + "', expected '" + kSchema + "')");
+    const bool v1 = schema == kSchemaV1;
     Report r;
     r.tool_version = j.at("tool").at("version");
     r.model_path = j.at("model").at("path");
@@ -282,6 +336,12 @@ Report from_json(const json& j) {
       t.culprits = s.at("culprits").get<std::vector<std::string>>();
       t.first_unsafe = s.at("first_unsafe").is_null() ? "" : s.at("first_unsafe").get<std::string>();
       t.first_error_jump = s.at("first_error_jump").is_null() ? "" : s.at("first_error_jump").get<std::string>();
+      if (!v1) {
+        const json& advice = s.at("advice");
+        t.advice.verified = advice.at("verified");
+        t.advice.rounds = advice.at("rounds");
+        t.advice.note = advice.at("note").is_null() ? "" : advice.at("note").get<std::string>();
+      }
       for (const json& o : s.at("outputs"))
         t.outputs.push_back({o.at("name"), probes::number_from(o.at("max_abs_err")), probes::number_from(o.at("max_rel_err")),
                              probes::number_from(o.at("cosine")), probes::number_from(o.at("sqnr_db"))});
@@ -303,6 +363,11 @@ Report from_json(const json& j) {
         target.verdict = parse_verdict(t.at("verdict"));
         target.propagated_jump_db = probes::number_from(t.at("propagated_jump_db"));
         target.kept_fp32 = t.at("kept_fp32");
+        if (!v1) {
+          target.consequence = t.at("consequence").is_null() ? "" : t.at("consequence").get<std::string>();
+          target.harm_at = t.at("harm_at").is_null() ? "" : t.at("harm_at").get<std::string>();
+          target.roots = t.at("roots").get<std::vector<std::string>>();
+        }
         for (const json& reason : t.at("reasons"))
           target.reasons.push_back({reason.at("code"), parse_verdict(reason.at("level")), reason.at("message")});
         node.targets[fmt] = std::move(target);
@@ -395,6 +460,7 @@ void merge_tensors(std::vector<TensorStats>& a, const std::vector<TensorStats>& 
       t.propagated.merge(u.propagated);
       t.isolated.merge(u.isolated);
       t.stored.merge(u.stored);
+      t.consequence.merge(u.consequence);
     }
   }
 }

@@ -1,6 +1,6 @@
 // The report model: what an audit measured, per node and output tensor, per target format. The JSON
 // writer/reader below is the only interface between the engine and its consumers (CI gates, `merge`,
-// the dashboard). Schema: reports/schema/mpaudit.report.1.json. Versioned by kSchema.
+// the dashboard). Schema: reports/schema/mpaudit.report.2.json. Versioned by kSchema.
 #pragma once
 #include <map>
 #include <optional>
@@ -15,7 +15,9 @@
 namespace mpa::report {
 
 using json = probes::json;
-inline constexpr const char* kSchema = "mpaudit.report/1";
+inline constexpr const char* kSchema = "mpaudit.report/2";
+// Reports of schema 1 (before consequences and verified advice) are read too, as reports with no traces.
+inline constexpr const char* kSchemaV1 = "mpaudit.report/1";
 
 enum class Verdict { Safe, Warn, Unsafe };
 std::string verdict_name(Verdict v);
@@ -61,6 +63,27 @@ struct Config {
   static Config from_json(const json& j);
 };
 
+// What a value's low-precision form does downstream (src/audit/consequence.h): the value as the target run
+// makes it (its producer alone on reference inputs, stored in the format) is fed to its consumers with
+// every other value from the reference, and followed node by node, in the reference precision, until the
+// deviation vanishes (no element off by half a format ulp or more) or reaches graph outputs. Traced on the
+// samples where the value overflows, flushes or turns non-finite in the format.
+struct Consequence {
+  int64_t traced = 0;    // samples traced
+  int64_t absorbed = 0;  // of which the deviation vanished before reaching any graph output
+  int64_t cut = 0;       // of which the trace ran out of its budget before it ended (harm not ruled out)
+  std::vector<std::string> absorbed_by;  // nodes whose outputs no longer deviated (sorted, unique)
+  // The first node, in report order, whose traced output holds NaN where the reference is finite
+  // (the value's own producer when it is NaN already); -1 / "" when none.
+  int64_t harm_at_index = -1;
+  std::string harm_at;
+  std::map<std::string, probes::Divergence> outputs;  // graph outputs reached: traced run vs reference
+
+  void merge(const Consequence& other);
+  json to_json() const;
+  static Consequence from_json(const json& j);
+};
+
 struct TensorTarget {
   probes::FormatFit fit;              // reference values against the format
   probes::ExpHistogram propagated_hist;
@@ -68,6 +91,7 @@ struct TensorTarget {
   // The reference output merely stored in the format (what a consumer's isolated run is fed): the
   // floor a consumer's isolated error is measured against when blaming nodes.
   probes::Divergence stored;
+  Consequence consequence;
 };
 
 // A tensor's shape over several executions (samples, loop iterations): dimensions that differ are -1, and
@@ -102,6 +126,13 @@ struct NodeTarget {
   std::vector<Reason> reasons;
   double propagated_jump_db = 0;  // drop of propagated SQNR below the node's inputs
   bool kept_fp32 = false;         // computed in fp32 in this target's runs (config.keep_fp32, or inside such a node)
+  // What the node's low-precision output does downstream, in one line ("absorbed by 'Softmax_3'", "NaN
+  // reaches output 'y': 10 of 10 values"); empty when it was not traced (Consequence).
+  std::string consequence;
+  // Root and harm: for a root, the node downstream where its deviation first makes NaN; for a node that
+  // makes NaN out of non-finite values it reads, the nodes that produced them (its roots).
+  std::string harm_at;
+  std::vector<std::string> roots;
 };
 
 struct NodeStats {
@@ -122,12 +153,20 @@ struct OutputSummary {
   double max_abs_err = 0, max_rel_err = 0, cosine = 1, sqnr_db = 0;
 };
 
+// Whether the summary's keep_fp32 list was checked by auditing again with it applied (src/audit/advice.h).
+struct Advice {
+  bool verified = false;
+  int64_t rounds = 0;  // audits run with a keep-fp32 list to verify it
+  std::string note;    // why there is no verified advice, when there is none
+};
+
 struct TargetSummary {
   bool pass = true;
   std::vector<std::string> unsafe_nodes, warn_nodes, keep_fp32;
   std::string first_unsafe, first_error_jump;
   std::vector<std::string> culprits;  // by isolated contribution, worst first
   std::vector<OutputSummary> outputs;
+  Advice advice;
 };
 
 // The headroom a report states for a tensor of this absmax in target `fmt`: log2(max finite / absmax),

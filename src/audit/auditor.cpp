@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "audit/consequence.h"
 #include "audit/rounding_commutes.h"
 #include "audit/verdict.h"
 #include "backends/cpu/parallel.h"
@@ -159,6 +160,17 @@ bool only_moves_values(const Node& node) {
   return node.domain.empty() && ops.count(node.op_type) && node.outputs.size() == 1 && !node.inputs.empty();
 }
 
+// One sample's figures of a node's outputs that decide whether their consequences are traced
+// (worth_tracing): the reference's format fit per target, taken in the first target's pass, and the
+// non-finite values of each target's isolated run.
+struct TraceCues {
+  std::vector<std::vector<probes::FormatFit>> fits;     // [output][target]
+  std::vector<std::vector<int64_t>> isolated_nonfinite;  // [output][target]
+  TraceCues(size_t outputs, size_t targets)
+      : fits(outputs, std::vector<probes::FormatFit>(targets)),
+        isolated_nonfinite(outputs, std::vector<int64_t>(targets, 0)) {}
+};
+
 // How the isolated figures of one run of a node against one target are obtained.
 enum class IsolatedRun {
   None,    // no floating values
@@ -190,6 +202,8 @@ struct Auditor::Impl {
   std::vector<probes::Divergence::Params> divergence_params;
   std::vector<probes::FormatFit::Bounds> fit_bounds;  // per target, of its storage format
   Auditor::TimeSplit time;
+  std::unordered_set<std::string> read_in_format;  // values some node computing in the format reads
+  std::unique_ptr<ConsequenceTracer> tracer;
 
   Impl(std::shared_ptr<const Graph> g, AuditOptions o)
       : graph(std::move(g)), options(std::move(o)), session(graph, session_options(options.threads)) {
@@ -231,6 +245,15 @@ struct Auditor::Impl {
       if (reuse && only_moves_values(node)) figures_reused.insert(node.inputs[0]);
     for (size_t i = 0; i < graph->nodes.size(); ++i)
       top_slot.push_back(add_to_skeleton(graph->nodes[i], {graph.get()}, graph->nodes[i].name, "", kept_fp32[i]));
+    std::vector<std::string> report_names;
+    for (size_t i = 0; i < graph->nodes.size(); ++i) {
+      report_names.push_back(nodes[top_slot[i]].name);
+      if (kept_fp32[i]) continue;
+      for (const auto* names : {&graph->nodes[i].inputs, &graph->nodes[i].implicit_inputs})
+        read_in_format.insert(names->begin(), names->end());
+    }
+    tracer = std::make_unique<ConsequenceTracer>(session, reference_config, divergence_params, top_slot,
+                                                 std::move(report_names), kept_fp32);
   }
 
   std::string target_name(size_t k) const { return std::string(format_name(options.targets[k])); }
@@ -407,12 +430,15 @@ struct Auditor::Impl {
     return iso_out;
   }
 
-  // Merges one sample's reference figures of an output into its statistics (and into `kept`, when not null).
-  void merge_reference(report::TensorStats& ts, const ReferenceFigures& figures, OutputFigures* kept) {
+  // Merges one sample's reference figures of output o into its statistics (and into `kept` and `cues`,
+  // when not null).
+  void merge_reference(report::TensorStats& ts, const ReferenceFigures& figures, OutputFigures* kept,
+                       TraceCues* cues, size_t o) {
     ts.range.merge(figures.range);
     ts.hist.merge(figures.hist);
     for (size_t k = 0; k < options.targets.size(); ++k) ts.targets[target_name(k)].fit.merge(figures.fits[k]);
     if (kept) kept->reference = figures;
+    if (cues) cues->fits[o] = figures.fits;
   }
 
   // Merges one run's figures against target k into the node's statistics, each output's runs compared
@@ -421,11 +447,12 @@ struct Auditor::Impl {
   // The first target's pass (k = 0) also takes the reference's own figures (range, histogram, format fits)
   // and merges them. `keep[o]` (when given and not null) receives output o's figures of this sample;
   // `reused` (when not null) stands for output 0's figures, which are its input's (only_moves_values; a
-  // value-moving node's isolated run is Stored).
+  // value-moving node's isolated run is Stored). `cues` (when not null) receives what tracing needs.
   void measure_target_runs(report::NodeStats& stats, size_t k, IsolatedRun how,
                            const std::vector<const Tensor*>& ref_out, const std::vector<double>& absmax,
                            const std::vector<Tensor>& iso_out, const std::vector<const Tensor*>& prop_out,
-                           int64_t sample, const std::vector<OutputFigures*>& keep, const OutputFigures* reused) {
+                           int64_t sample, const std::vector<OutputFigures*>& keep, const OutputFigures* reused,
+                           TraceCues* cues) {
     ScopedSeconds probing(time.probes);
     auto comparable = [&](const Tensor* run, size_t o) {
       return run && run->defined() && run->numel() == ref_out[o]->numel() && is_float(run->dtype());
@@ -444,7 +471,7 @@ struct Auditor::Impl {
         stored_d = &reused->stored[k];
         propagated_d = &reused->propagated[k];
         propagated_hist = &reused->propagated_hist[k];
-        if (with_reference) merge_reference(stats.tensors[o], reused->reference, kept);
+        if (with_reference) merge_reference(stats.tensors[o], reused->reference, kept, cues, o);
       } else {
         // Result 0 is the reference stored in the format, then the runs in this order.
         std::vector<const Tensor*> runs;
@@ -469,12 +496,14 @@ struct Auditor::Impl {
         d = probes::Divergence::of_stored_and_each(
             *ref_out[o], {target_configs[k].storage, scale}, runs,
             scale == 1 ? divergence_params[k] : divergence_params[k].scaled_by(scale), sample, hists, take_reference);
-        if (with_reference) merge_reference(stats.tensors[o], fold_reference(*ref_out[o], reference_chunks), kept);
+        if (with_reference)
+          merge_reference(stats.tensors[o], fold_reference(*ref_out[o], reference_chunks), kept, cues, o);
         stored_d = &d[0];
         if (iso_at) isolated_d = &d[iso_at];
         if (prop_at) propagated_d = &d[prop_at], propagated_hist = &measured_hist;
       }
       if (how == IsolatedRun::Stored) isolated_d = stored_d;
+      if (cues && isolated_d) cues->isolated_nonfinite[o][k] = isolated_d->nonfinite();
       tt.stored.merge(*stored_d);
       if (isolated_d) tt.isolated.merge(*isolated_d);
       if (propagated_d) {
@@ -586,7 +615,7 @@ struct Auditor::Impl {
       const IsolatedRun how = isolated_run(node, k, has_float, kept);
       const std::vector<Tensor> iso_out =
           how == IsolatedRun::Run ? run_isolated(inner, index, k, value, absmax) : std::vector<Tensor>{};
-      measure_target_runs(stats, k, how, ref_out, absmax, iso_out, {}, sample, {}, nullptr);
+      measure_target_runs(stats, k, how, ref_out, absmax, iso_out, {}, sample, {}, nullptr, nullptr);
     }
     // Only measured (floating) outputs are compared with the target run: the others are not kept.
     if (capture.bytes >= InnerCapture::kBudgetBytes || !has_float) return;
@@ -609,10 +638,50 @@ struct Auditor::Impl {
     }
     ensure_tensor_stats(graph_inputs, names, ref_in);
     const std::vector<double> absmax = scale_absmax(ref_in);
+    TraceCues cues(names.size(), options.targets.size());
     for (size_t k = 0; k < options.targets.size(); ++k) {
       std::vector<const Tensor*> read_in_format;
       for (const std::string& name : names) read_in_format.push_back(propagated[k].find(name));
-      measure_target_runs(graph_inputs, k, IsolatedRun::Stored, ref_in, absmax, {}, read_in_format, sample, {}, nullptr);
+      measure_target_runs(graph_inputs, k, IsolatedRun::Stored, ref_in, absmax, {}, read_in_format, sample, {}, nullptr,
+                          &cues);
+      // Nodes kept in fp32 read a graph input as given: its conversion is a deviation they do not see.
+      for (size_t o = 0; o < names.size(); ++o)
+        if (graph_inputs.tensors[o].measured && worth_tracing(cues.fits[o][k], cues.isolated_nonfinite[o][k], options.thresholds))
+          start_trace(names[o], {ConsequenceTracer::Root::kGraphInput, o, k}, *read_in_format[o], *ref_in[o], true, -1);
+    }
+  }
+
+  // Starts tracing a value in target k from `deviated` (its form in the format), widened like the
+  // reference when that is fp64.
+  void start_trace(const std::string& value, ConsequenceTracer::Root root, const Tensor& deviated,
+                   const Tensor& reference, bool narrowed, int64_t producer) {
+    ScopedSeconds tracing(time.consequences);
+    const bool widen = options.reference == Format::FP64 && deviated.dtype() == DType::Float32;
+    tracer->start(value, root, widen ? widen_to_double(deviated) : deviated, reference, narrowed, producer);
+  }
+
+  // Starts tracing node i's outputs whose figures in target k call for it: each as the target run makes
+  // it alone (the isolated run, or the reference stored in the format). A node kept in fp32 is traced
+  // where a consumer computing in the format reads its output converted.
+  void trace_outputs(size_t i, size_t k, IsolatedRun how, const std::vector<const Tensor*>& ref_out,
+                     const std::vector<Tensor>& iso_out, const TraceCues& cues) {
+    const Node& node = graph->nodes[i];
+    const report::NodeStats& stats = nodes[top_slot[i]];
+    for (size_t o = 0; o < ref_out.size(); ++o) {
+      if (!ref_out[o] || !stats.tensors[o].measured || node.outputs[o].empty()) continue;
+      if (kept_fp32[i] && !read_in_format.count(node.outputs[o])) continue;
+      if (!worth_tracing(cues.fits[o][k], cues.isolated_nonfinite[o][k], options.thresholds)) continue;
+      const bool isolated = how == IsolatedRun::Run && o < iso_out.size() && iso_out[o].defined();
+      start_trace(node.outputs[o], {top_slot[i], o, k}, isolated ? iso_out[o] : in_target_format(k, *ref_out[o]),
+                  *ref_out[o], kept_fp32[i], static_cast<int64_t>(i));
+    }
+  }
+
+  // Merges the sample's finished traces into the statistics of the values they started from.
+  void merge_traces() {
+    for (ConsequenceTracer::Finished& f : tracer->end_sample()) {
+      report::NodeStats& owner = f.root.slot == ConsequenceTracer::Root::kGraphInput ? graph_inputs : nodes[f.root.slot];
+      owner.tensors[f.root.output].targets[target_name(f.root.target)].consequence.merge(f.consequence);
     }
   }
 
@@ -638,6 +707,7 @@ struct Auditor::Impl {
       // format read them converted (on first use), nodes kept in fp32 read them as given.
       for (const auto& [name, t] : feeds) propagated[k].store(name, t, true);
     }
+    tracer->begin_sample();
     measure_graph_inputs(reference, propagated, sample);
 
     for (size_t i = 0; i < graph->nodes.size(); ++i) {
@@ -678,6 +748,11 @@ struct Auditor::Impl {
           reused = &f->second;
       const std::vector<double> absmax = scale_absmax(ref_view);
       const bool has_float = touches_floats(ref_in, ref_view);
+      {
+        ScopedSeconds tracing(time.consequences);
+        tracer->step(i, [&](const std::string& name) { return reference.find(name); }, ref_view);
+      }
+      TraceCues cues(node.outputs.size(), targets);
 
       for (size_t k = 0; k < targets; ++k) {
         const ExecConfig& config = kept ? fp32_config : target_configs[k];
@@ -708,12 +783,14 @@ struct Auditor::Impl {
         const IsolatedRun how = isolated_run(node, k, has_float, kept);
         const std::vector<Tensor> iso_out =
             how == IsolatedRun::Run ? run_isolated(session, i, k, isolated_value, absmax) : std::vector<Tensor>{};
-        measure_target_runs(stats, k, how, ref_view, absmax, iso_out, views_of(prop_out), sample, keep, reused);
+        measure_target_runs(stats, k, how, ref_view, absmax, iso_out, views_of(prop_out), sample, keep, reused, &cues);
+        trace_outputs(i, k, how, ref_view, iso_out, cues);
         for (size_t o = 0; o < node.outputs.size(); ++o)
           if (!node.outputs[o].empty()) propagated[k].store(node.outputs[o], std::move(prop_out[o]), kept);
       }
       for (size_t o = 0; o < node.outputs.size(); ++o)
         if (!node.outputs[o].empty()) reference.values[node.outputs[o]] = std::move(ref_out[o]);
+      tracer->release(session.release_after(i));
       for (const auto& name : session.release_after(i)) {
         reference.release(name);
         figures.erase(name);
@@ -724,6 +801,7 @@ struct Auditor::Impl {
       }
       if (on_node) on_node(i);
     }
+    merge_traces();
   }
 };
 

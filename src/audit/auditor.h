@@ -51,9 +51,10 @@ class Auditor {
   void fill(report::Report& report) const;
   size_t node_count() const;
   // Where the audit's time went (wall seconds, all samples so far): running kernels in all streams (of
-  // which the reference stream), converting values between formats, and the probes. For bench/.
+  // which the reference stream), converting values between formats, the probes, and tracing the
+  // consequences of values that saturate, flush or turn non-finite (audit/consequence.h). For bench/.
   struct TimeSplit {
-    double execute = 0, reference = 0, convert = 0, probes = 0;
+    double execute = 0, reference = 0, convert = 0, probes = 0, consequences = 0;
   };
   TimeSplit time_split() const;
 

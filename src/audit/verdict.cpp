@@ -27,6 +27,7 @@ std::string percent(int64_t part, int64_t whole) {
 struct NodeFigures {
   int64_t overflow = 0, flushed = 0, significant_flushed = 0, nonzero = 0, values = 0, iso_nan = 0, iso_inf = 0,
           prop_nonfinite = 0, stored_nonfinite = 0;
+  report::Consequence consequence;  // of the node's outputs together
   double absmax = 0, iso_sqnr = probes::Divergence::kMaxSqnrDb, iso_max_rel = 0,
          prop_sqnr = probes::Divergence::kMaxSqnrDb, stored_sqnr = probes::Divergence::kMaxSqnrDb;
   bool measured = false, has_iso = false;
@@ -46,6 +47,7 @@ void add_tensor(NodeFigures& f, const report::TensorStats& t, const std::string&
   if (tt.propagated.compared) f.prop_sqnr = std::min(f.prop_sqnr, tt.propagated.sqnr_db());
   if (tt.stored.compared) f.stored_sqnr = std::min(f.stored_sqnr, tt.stored.sqnr_db());
   f.stored_nonfinite += tt.stored.nonfinite();
+  f.consequence.merge(tt.consequence);
   if (tt.isolated.ref_finite) {
     f.has_iso = true;
     f.iso_nan += tt.isolated.nan;
@@ -63,7 +65,76 @@ NodeFigures figures_of(const NodeStats& node, const std::string& fmt) {
   return f;
 }
 
+std::string count_of(int64_t part, int64_t whole) { return std::to_string(part) + " of " + std::to_string(whole); }
+
+// What a traced consequence says: how bad it is, in one line.
+struct Judgement {
+  enum Grade { Untraced, Harmless, Noticeable, Harmful } grade = Untraced;
+  std::string text;
+};
+
+// `self`: the node whose outputs were traced (its own NaN is not news), or "" for a graph input.
+Judgement judge(const report::Consequence& c, double warn_db, double unsafe_db,
+                const std::unordered_map<std::string, bool>& output_is_float, const std::string& self) {
+  Judgement j;
+  if (c.traced == 0) return j;
+  auto worsen = [&](Judgement::Grade g, const std::string& text) {
+    j.grade = std::max(j.grade, g);
+    j.text += (j.text.empty() ? "" : "; ") + text;
+  };
+  j.grade = Judgement::Harmless;
+  for (const auto& [name, d] : c.outputs) {
+    auto is_float = output_is_float.find(name);
+    if (is_float != output_is_float.end() && !is_float->second) {
+      worsen(Judgement::Harmful, "changes output '" + name + "'");
+    } else if (d.nonfinite() > 0) {
+      const std::string what = d.nan > 0 && d.inf > 0 ? "NaN and Inf" : d.nan > 0 ? "NaN" : "Inf";
+      worsen(Judgement::Harmful, what + " reaches output '" + name + "': " + count_of(d.nonfinite(), d.ref_finite) +
+                                     " values");
+    } else if (d.compared > 0) {
+      const double sqnr = d.sqnr_db();
+      const Judgement::Grade g = sqnr < unsafe_db  ? Judgement::Harmful
+                                 : sqnr < warn_db ? Judgement::Noticeable
+                                                  : Judgement::Harmless;
+      worsen(g, "reaches output '" + name + "' at " + fmt_g(sqnr) + " dB SQNR from this alone" +
+                    (g == Judgement::Harmless ? " (within the " + fmt_g(warn_db) + " dB limit)" : ""));
+    }
+  }
+  if (c.cut > 0)
+    worsen(Judgement::Harmful, "not traced to its end in " + count_of(c.cut, c.traced) +
+                                   " samples (the sample's budget of extra node runs was spent), so harm is not ruled out");
+  if (c.absorbed > 0) {
+    std::string by = c.absorbed_by.empty() ? "" : " by '" + c.absorbed_by.front() + "'";
+    if (c.absorbed_by.size() > 1) by += " and " + std::to_string(c.absorbed_by.size() - 1) + " more";
+    worsen(Judgement::Harmless, "absorbed" + by + (c.absorbed < c.traced ? " in " + count_of(c.absorbed, c.traced) + " samples" : ""));
+  }
+  if (!c.harm_at.empty() && c.harm_at != self) j.text += "; NaN first appears at '" + c.harm_at + "'";
+  return j;
+}
+
+// A saturation reason (overflow, flush, Inf) at the level its traced consequence gives: warn when absorbed
+// or harmless, unsafe when harmful, its own level when noticeable or untraced.
+Verdict by_consequence(Verdict own, const Judgement& j) {
+  switch (j.grade) {
+    case Judgement::Harmless: return Verdict::Warn;
+    case Judgement::Harmful: return Verdict::Unsafe;
+    default: return own;
+  }
+}
+
+// The message with the consequence appended, once per node and consequence (`said` remembers).
+std::string with_consequence(std::string message, const Judgement& j, bool& said) {
+  if (j.text.empty() || said) return message;
+  said = true;
+  return message + "; " + j.text;
+}
+
 }  // namespace
+
+bool worth_tracing(const probes::FormatFit& fit, int64_t isolated_nonfinite, const report::Thresholds& thresholds) {
+  if (fit.overflow > 0 || isolated_nonfinite > 0) return true;
+  return fit.significant_flush > 0 && fit.significant_flush_fraction() >= thresholds.underflow_warn_frac;
+}
 
 void evaluate(report::Report& report, const std::vector<std::string>& graph_outputs) {
   const report::Thresholds& th = report.config.thresholds;
@@ -72,6 +143,14 @@ void evaluate(report::Report& report, const std::vector<std::string>& graph_outp
   for (size_t i = 0; i < report.nodes.size(); ++i) {
     for (const auto& o : report.nodes[i].outputs) producer[o] = i;
     for (const auto& in : report.nodes[i].inputs) consumers[in].push_back(i);
+  }
+  // Graph outputs a trace may reach, and whether they are floating (a changed integer output is harm).
+  std::unordered_map<std::string, bool> output_is_float;
+  for (const std::string& out : graph_outputs) {
+    auto p = producer.find(out);
+    if (p == producer.end()) continue;
+    for (const auto& t : report.nodes[p->second].tensors)
+      if (t.name == out) output_is_float[out] = t.measured;
   }
 
   for (const std::string& fmt : report.config.targets) {
@@ -117,18 +196,27 @@ void evaluate(report::Report& report, const std::vector<std::string>& graph_outp
             if (read_in_format.empty() && !report.nodes[c].targets[fmt].kept_fp32)
               read_in_format = report.nodes[c].name;
       const std::string boundary = read_in_format.empty() ? "" : " where '" + read_in_format + "' reads it in " + fmt;
+      // What the node's outputs, as the format holds them, do downstream.
+      const Judgement own = judge(f.consequence, warn_db, unsafe_db, output_is_float, node.name);
+      bool own_said = false;
+      target.consequence = own.text;
+      if (f.consequence.harm_at != node.name) target.harm_at = f.consequence.harm_at;
       if (f.overflow > 0 && (!kept || !read_in_format.empty()))
-        add("overflow", Verdict::Unsafe,
-            "reference absmax " + fmt_g(f.absmax) + " exceeds " + fmt + " max " + fmt_g(traits.max_finite, 6) + " in " +
-                std::to_string(f.overflow) + " of " + std::to_string(f.values) + " values" + boundary);
+        add("overflow", by_consequence(Verdict::Unsafe, own),
+            with_consequence("reference absmax " + fmt_g(f.absmax) + " exceeds " + fmt + " max " +
+                                 fmt_g(traits.max_finite, 6) + " in " + std::to_string(f.overflow) + " of " +
+                                 std::to_string(f.values) + " values" + boundary,
+                             own, own_said));
       if (f.nonzero > 0 && (!kept || !read_in_format.empty())) {
         const double frac = static_cast<double>(f.significant_flushed) / static_cast<double>(f.nonzero);
         if (f.significant_flushed > 0 && frac >= th.underflow_warn_frac)
-          add("underflow", frac >= th.underflow_unsafe_frac ? Verdict::Unsafe : Verdict::Warn,
-              percent(f.significant_flushed, f.nonzero) + " of nonzero reference values (" +
-                  std::to_string(f.significant_flushed) + " of " + std::to_string(f.nonzero) + ") flush to zero in " +
-                  fmt + " (|x| <= " + fmt_g(traits.min_subnormal / 2) + ") while within " +
-                  std::to_string(traits.mantissa_bits + 1) + " bits of the tensor's largest value" + boundary);
+          add("underflow", by_consequence(frac >= th.underflow_unsafe_frac ? Verdict::Unsafe : Verdict::Warn, own),
+              with_consequence(percent(f.significant_flushed, f.nonzero) + " of nonzero reference values (" +
+                                   std::to_string(f.significant_flushed) + " of " + std::to_string(f.nonzero) +
+                                   ") flush to zero in " + fmt + " (|x| <= " + fmt_g(traits.min_subnormal / 2) +
+                                   ") while within " + std::to_string(traits.mantissa_bits + 1) +
+                                   " bits of the tensor's largest value" + boundary,
+                               own, own_said));
       }
       // Graph inputs beyond the format: the node reads them converted (a node kept in fp32 reads them as given).
       for (const auto& in : node.inputs) {
@@ -136,28 +224,47 @@ void evaluate(report::Report& report, const std::vector<std::string>& graph_outp
         if (kept || g == graph_inputs.end()) continue;
         const report::TensorStats& t = *g->second;
         const probes::FormatFit& fit = t.targets.at(fmt).fit;
+        const Judgement input = judge(t.targets.at(fmt).consequence, warn_db, unsafe_db, output_is_float, "");
+        bool input_said = false;
         if (fit.overflow > 0)
-          add("overflow", Verdict::Unsafe,
-              "graph input '" + in + "' (absmax " + fmt_g(t.range.absmax()) + ") exceeds " + fmt + " max " +
-                  fmt_g(traits.max_finite, 6) + " in " + std::to_string(fit.overflow) + " of " +
-                  std::to_string(t.range.count) + " values, and the node reads it in " + fmt);
+          add("overflow", by_consequence(Verdict::Unsafe, input),
+              with_consequence("graph input '" + in + "' (absmax " + fmt_g(t.range.absmax()) + ") exceeds " + fmt +
+                                   " max " + fmt_g(traits.max_finite, 6) + " in " + std::to_string(fit.overflow) +
+                                   " of " + std::to_string(t.range.count) + " values, and the node reads it in " + fmt,
+                               input, input_said));
         const double frac = fit.significant_flush_fraction();
         if (fit.significant_flush > 0 && frac >= th.underflow_warn_frac)
-          add("underflow", frac >= th.underflow_unsafe_frac ? Verdict::Unsafe : Verdict::Warn,
-              "graph input '" + in + "' has " + percent(fit.significant_flush, fit.nonzero) +
-                  " of its nonzero values flushing to zero in " + fmt + " while within " +
-                  std::to_string(traits.mantissa_bits + 1) + " bits of its largest value, and the node reads it in " +
-                  fmt);
+          add("underflow", by_consequence(frac >= th.underflow_unsafe_frac ? Verdict::Unsafe : Verdict::Warn, input),
+              with_consequence("graph input '" + in + "' has " + percent(fit.significant_flush, fit.nonzero) +
+                                   " of its nonzero values flushing to zero in " + fmt + " while within " +
+                                   std::to_string(traits.mantissa_bits + 1) +
+                                   " bits of its largest value, and the node reads it in " + fmt,
+                               input, input_said));
       }
       // Non-finite values the node alone creates, beyond those its inputs already carry once stored in the
       // format (a Reshape of an overflowed tensor passes its Inf on; the Mul that computes 0 * -inf makes NaN).
       int64_t inherited_nonfinite = 0;
       for (const NodeFigures* r : read) inherited_nonfinite += r->stored_nonfinite;
       for (const auto& w : node.weights) inherited_nonfinite += w.targets.at(fmt).overflow;
-      if (!kept && f.iso_nan + f.iso_inf > inherited_nonfinite)
-        add("nonfinite", Verdict::Unsafe,
-            "the node alone in " + fmt + " gives " + std::to_string(f.iso_nan) + " NaN and " + std::to_string(f.iso_inf) +
-                " Inf where the reference is finite");
+      // Making NaN is harm wherever it goes; Inf is saturation, judged by its consequence. The roots of a
+      // node's NaN are the producers of the non-finite values it reads.
+      if (!kept && f.iso_nan + f.iso_inf > inherited_nonfinite) {
+        for (const auto& in : node.inputs) {
+          auto v = value_figures.find(in);
+          if (f.iso_nan == 0 || v == value_figures.end() || v->second.stored_nonfinite == 0) continue;
+          auto p = producer.find(in);
+          const std::string root = p == producer.end() ? in : report.nodes[p->second].name;
+          if (std::find(target.roots.begin(), target.roots.end(), root) == target.roots.end())
+            target.roots.push_back(root);
+        }
+        std::string from;
+        for (const std::string& r : target.roots) from += (from.empty() ? " from the non-finite values of '" : "', '") + r;
+        add("nonfinite", f.iso_nan > 0 ? Verdict::Unsafe : by_consequence(Verdict::Unsafe, own),
+            with_consequence("the node alone in " + fmt + " gives " + std::to_string(f.iso_nan) + " NaN and " +
+                                 std::to_string(f.iso_inf) + " Inf where the reference is finite" +
+                                 (from.empty() ? "" : from + "' as stored in " + fmt),
+                             own, own_said));
+      }
       // Non-finite values that first appear in the propagated run here, though the node alone stays finite.
       bool inputs_nonfinite = false;
       for (const NodeFigures* r : read) inputs_nonfinite |= r->prop_nonfinite > 0;
@@ -180,9 +287,11 @@ void evaluate(report::Report& report, const std::vector<std::string>& graph_outp
         if (kept) break;  // its weights stay in fp32
         const probes::FormatFit& fit = w.targets.at(fmt);
         if (fit.overflow > 0)
-          add("weight_overflow", Verdict::Unsafe,
-              "weight '" + w.name + "' has " + std::to_string(fit.overflow) + " of " + std::to_string(w.count) +
-                  " values beyond " + fmt + " max " + fmt_g(traits.max_finite, 6));
+          add("weight_overflow", by_consequence(Verdict::Unsafe, own),
+              with_consequence("weight '" + w.name + "' has " + std::to_string(fit.overflow) + " of " +
+                                   std::to_string(w.count) + " values beyond " + fmt + " max " +
+                                   fmt_g(traits.max_finite, 6),
+                               own, own_said));
         const double frac = fit.significant_flush_fraction();
         if (fit.significant_flush > 0 && frac >= th.weight_underflow_warn_frac)
           add("weight_underflow", frac >= th.weight_underflow_unsafe_frac ? Verdict::Unsafe : Verdict::Warn,
@@ -203,7 +312,7 @@ void evaluate(report::Report& report, const std::vector<std::string>& graph_outp
       if (target.verdict == Verdict::Unsafe) summary.unsafe_nodes.push_back(node.name);
       if (target.verdict == Verdict::Warn) summary.warn_nodes.push_back(node.name);
       if (target.verdict != Verdict::Safe) {
-        const bool broken = f.overflow > 0 || f.iso_nan + f.iso_inf > 0;
+        const bool broken = target.verdict == Verdict::Unsafe && (f.overflow > 0 || f.iso_nan + f.iso_inf > 0);
         // Broken nodes (overflow, NaN/Inf) lead, earliest first: later ones usually carry the first one's values.
         ranking.emplace_back(broken ? -1e12 + static_cast<double>(i) : -own_loss_db, i);
       }
@@ -214,18 +323,28 @@ void evaluate(report::Report& report, const std::vector<std::string>& graph_outp
     for (size_t r = 0; r < ranking.size() && r < 10; ++r) summary.culprits.push_back(report.nodes[ranking[r].second].name);
     summary.first_unsafe = summary.unsafe_nodes.empty() ? "" : summary.unsafe_nodes.front();
     // What to deploy in fp32: the nodes already kept, and the unsafe ones; a node inside a subgraph is kept
-    // with its top-level owner (the first main-graph node after it in the report).
+    // with its top-level owner (the first main-graph node after it in the report). A kept node that is
+    // unsafe is so where a consumer reads its output converted: the consumers computing in the format
+    // are kept too, so that the value crosses no conversion that harms it.
     std::vector<size_t> owner(report.nodes.size());
     for (size_t i = report.nodes.size(); i-- > 0;)
       owner[i] = report.nodes[i].scope.empty() || i + 1 == report.nodes.size() ? i : owner[i + 1];
+    std::vector<bool> keep(report.nodes.size(), false);
     for (size_t i = 0; i < report.nodes.size(); ++i) {
       const report::NodeTarget& t = report.nodes[i].targets.at(fmt);
-      const std::string& name = report.nodes[owner[i]].name;
-      if ((t.kept_fp32 || t.verdict == Verdict::Unsafe) &&
-          std::find(summary.keep_fp32.begin(), summary.keep_fp32.end(), name) == summary.keep_fp32.end())
-        summary.keep_fp32.push_back(name);
+      if (t.kept_fp32 || t.verdict == Verdict::Unsafe) keep[owner[i]] = true;
+      if (!t.kept_fp32 || t.verdict != Verdict::Unsafe) continue;
+      for (const auto& out : report.nodes[i].outputs)
+        for (size_t c : consumers[out])
+          if (!report.nodes[c].targets.at(fmt).kept_fp32) keep[owner[c]] = true;
     }
+    for (size_t i = 0; i < report.nodes.size(); ++i)
+      if (keep[i]) summary.keep_fp32.push_back(report.nodes[i].name);
     summary.pass = summary.unsafe_nodes.empty();
+    // A passing audit verified its own keep list; a failing one's advice is verified by auditing again
+    // with it applied (audit/advice.h), which a report alone cannot do.
+    summary.advice.verified = summary.pass;
+    if (!summary.pass) summary.advice.note = "not verified: audit again with --keep-fp32 applied";
     for (const std::string& out : graph_outputs) {
       auto p = producer.find(out);
       if (p == producer.end()) continue;

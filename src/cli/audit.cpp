@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "audit/advice.h"
 #include "cli/audit_job.h"
 #include "cli/commands.h"
 #include "cli/summary.h"
@@ -20,6 +21,7 @@ struct AuditArgs {
   std::string json_path;
   std::vector<std::string> fail_on;
   bool quiet = false;
+  bool no_verify = false;
 };
 
 // A bar on stderr where it is a terminal, redrawn every 16 node runs and at the end.
@@ -47,12 +49,23 @@ int audit(const AuditArgs& args) {
   job.check_gates(args.fail_on);
   if (!args.json_path.empty()) check_can_write(args.json_path);
   ProgressBar bar(!args.quiet);
-  const AuditRun run =
+  AuditRun run =
       job.run(args.job.keep_fp32, [&](int64_t done, int64_t total, const auto&) { bar.show(done, total); });
   if (args.job.timing)
-    std::printf("audit-timing: total_ms=%.3f execute_ms=%.3f convert_ms=%.3f probes_ms=%.3f reference_ms=%.3f\n",
-                run.total_ms, 1e3 * run.time_split.execute, 1e3 * run.time_split.convert, 1e3 * run.time_split.probes,
-                1e3 * run.time_split.reference);
+    std::printf(
+        "audit-timing: total_ms=%.3f execute_ms=%.3f convert_ms=%.3f probes_ms=%.3f reference_ms=%.3f "
+        "consequences_ms=%.3f\n",
+        run.total_ms, 1e3 * run.time_split.execute, 1e3 * run.time_split.convert, 1e3 * run.time_split.probes,
+        1e3 * run.time_split.reference, 1e3 * run.time_split.consequences);
+  if (!args.no_verify)
+    verify_advice(run.report, [&](const std::vector<std::string>& keep, const std::string& format) {
+      if (!args.quiet)
+        std::fprintf(stderr, "verifying the %s advice: auditing again with %zu node%s kept in fp32\n", format.c_str(),
+                     keep.size(), keep.size() == 1 ? "" : "s");
+      ProgressBar again(!args.quiet);
+      return job.run(keep, [&](int64_t done, int64_t total, const auto&) { again.show(done, total); }, nullptr, format)
+          .report;
+    });
   if (!args.json_path.empty()) report::write_report(args.json_path, run.report);
   return finish_with_summary(run.report, args.fail_on, args.quiet);
 }
@@ -68,6 +81,9 @@ Action add_audit(CLI::App& app) {
                  "gate, e.g. 'unsafe_nodes>0' or 'output.max_rel_err>1e-2' (repeatable; "
                  "default: fail when any node is unsafe)");
   app.add_flag("--quiet", a->quiet, "no progress bar and no summary; the exit code still tells");
+  app.add_flag("--no-verify-advice", a->no_verify,
+               "skip re-auditing a failing target with its keep-fp32 advice applied (the advice is then "
+               "reported as not verified)");
   return [a] { return audit(*a); };
 }
 

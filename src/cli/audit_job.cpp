@@ -197,15 +197,16 @@ void AuditJob::load() {
 AuditJob::~AuditJob() = default;
 
 AuditRun AuditJob::run(const std::vector<std::string>& keep_fp32, const AuditProgress& progress,
-                       const std::atomic<bool>* cancel) const {
-  return naming_file(args_.model, [&] { return run_in_file(keep_fp32, progress, cancel); });
+                       const std::atomic<bool>* cancel, const std::string& only_format) const {
+  return naming_file(args_.model, [&] { return run_in_file(keep_fp32, progress, cancel, only_format); });
 }
 
 AuditRun AuditJob::run_in_file(const std::vector<std::string>& keep_fp32, const AuditProgress& progress,
-                               const std::atomic<bool>* cancel) const {
+                               const std::atomic<bool>* cancel, const std::string& only_format) const {
   const Loaded& l = *loaded_;
   AuditOptions options = l.options;
   options.keep_fp32 = keep_fp32;
+  if (!only_format.empty()) options.targets = {*parse_format(only_format)};
   Auditor auditor(l.model.graph, options);
 
   // The report's identity and config, then the auditor's statistics so far.

@@ -52,9 +52,10 @@ class AuditJob {
   explicit AuditJob(AuditJobArgs args);
   ~AuditJob();
   // One audit over the job's samples with these nodes kept in FP32 (the job's own --keep-fp32 for
-  // `audit`; the what-if set for `view`). Cancelling is checked after every node.
+  // `audit`; the what-if set for `view`). Cancelling is checked after every node. `only_format`, when
+  // given, audits that one of the job's targets.
   AuditRun run(const std::vector<std::string>& keep_fp32, const AuditProgress& progress = {},
-               const std::atomic<bool>* cancel = nullptr) const;
+               const std::atomic<bool>* cancel = nullptr, const std::string& only_format = "") const;
   const AuditJobArgs& args() const { return args_; }
   // Fails (mpa::Error) when a --fail-on expression is malformed or names a target or output that the
   // report will not have: checked before a long audit rather than after it.
@@ -63,7 +64,7 @@ class AuditJob {
  private:
   void load();
   AuditRun run_in_file(const std::vector<std::string>& keep_fp32, const AuditProgress& progress,
-                       const std::atomic<bool>* cancel) const;
+                       const std::atomic<bool>* cancel, const std::string& only_format) const;
   struct Loaded;
   AuditJobArgs args_;
   std::unique_ptr<Loaded> loaded_;

@@ -23,6 +23,11 @@ void print_target(const report::Report& r, const std::string& fmt, const report:
                   n.name.c_str(), n.op_type.c_str());
       for (const report::Reason& reason : t.reasons)
         std::printf("           %s: %s\n", reason.code.c_str(), reason.message.c_str());
+      if (!t.roots.empty()) {
+        std::string roots;
+        for (const std::string& r : t.roots) roots += (roots.empty() ? "'" : ", '") + r + "'";
+        std::printf("           root: %s\n", roots.c_str());
+      }
     }
   }
   if (!s.first_error_jump.empty()) std::printf("propagated error first jumps at: %s\n", s.first_error_jump.c_str());
@@ -37,10 +42,11 @@ void print_target(const report::Report& r, const std::string& fmt, const report:
                 figure(o.max_abs_err, "%.4g").c_str(), figure(o.max_rel_err, "%.4g").c_str(),
                 figure(o.cosine, "%.6f").c_str(), figure(o.sqnr_db, "%.1f").c_str());
   if (!s.keep_fp32.empty()) {
-    std::printf("keep in fp32:");
+    std::printf("keep in fp32 (%s):", s.advice.verified ? "verified: an audit with these kept passes" : "not verified");
     for (const std::string& n : s.keep_fp32) std::printf(" %s", n.c_str());
     std::printf("\n");
   }
+  if (!s.advice.verified && !s.advice.note.empty()) std::printf("keep-fp32 advice: %s\n", s.advice.note.c_str());
 }
 
 }  // namespace

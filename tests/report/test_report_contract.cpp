@@ -1,4 +1,4 @@
-// The JSON report as a contract (reports/schema/mpaudit.report.1.json): every report the real CLI writes
+// The JSON report as a contract (reports/schema/mpaudit.report.2.json): every report the real CLI writes
 // validates against the schema; the same model, inputs and seed give the same bytes whatever the thread
 // count; shards merged with `mpaudit merge` give the bytes of an audit of the whole set; read_report and
 // write_report round-trip byte for byte; reports are written atomically; --fail-on keeps its exit codes.
