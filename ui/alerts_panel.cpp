@@ -22,6 +22,15 @@ void alert_row(const ReportModel& model, DashboardSelection& selection, const ch
   ImGui::TextDisabled("#%d %s", first_node, model.node(first_node).op_type.c_str());
 }
 
+// Under an alert row: what the first node's saturation does downstream (its traced consequence).
+void consequence_row(const ReportModel& model, int node, const std::string& target) {
+  ImGui::TableNextRow();
+  ImGui::TableNextColumn();
+  ImGui::TableNextColumn();
+  ImGui::TableNextColumn();
+  ImGui::TextWrapped("%s", model.node(node).targets.at(target).consequence.c_str());
+}
+
 std::string nodes_count(int count) { return std::to_string(count) + (count == 1 ? " node" : " nodes"); }
 
 // How far the propagated SQNR falls at the jump; a run that turns NaN/Inf there has no SQNR left to compare.
@@ -52,6 +61,12 @@ void AlertsPanel::Draw(const ReportModel& model, DashboardSelection& selection, 
               report::Verdict::Unsafe);
     alert_row(model, selection, "unsafe", view.unsafe.first_node, nodes_count(view.unsafe.node_count),
               report::Verdict::Unsafe);
+    alert_row(model, selection, "harm root", view.harm_root.first_node, nodes_count(view.harm_root.node_count),
+              report::Verdict::Unsafe);
+    if (view.harm_root.first_node >= 0) consequence_row(model, view.harm_root.first_node, selection.target);
+    alert_row(model, selection, "saturation absorbed", view.absorbed.first_node, nodes_count(view.absorbed.node_count),
+              report::Verdict::Warn);
+    if (view.absorbed.first_node >= 0) consequence_row(model, view.absorbed.first_node, selection.target);
     alert_row(model, selection, "error jump", view.first_error_jump, jump_size(model, view, selection.target),
               report::Verdict::Warn);
     ImGui::EndTable();

@@ -137,6 +137,28 @@ void reasons_table(const report::NodeTarget& node_target) {
   ImGui::EndTable();
 }
 
+// Root and harm: what the node's saturation does downstream, where NaN first appears, and for a node that
+// makes NaN of what it reads, the nodes that produced it; each a link.
+void consequence_lines(const ReportModel& model, DashboardSelection& selection, const report::NodeTarget& node_target) {
+  if (!node_target.consequence.empty()) {
+    ImGui::TextDisabled("consequence:");
+    ImGui::SameLine();
+    ImGui::TextWrapped("%s", node_target.consequence.c_str());
+  }
+  auto links = [&](const char* label, const std::vector<std::string>& names) {
+    if (names.empty()) return;
+    ImGui::TextDisabled("%s", label);
+    for (const std::string& name : names) {
+      ImGui::SameLine();
+      const int index = model.node_index(name);
+      if (index >= 0) node_link(model, selection, index);
+      else ImGui::TextUnformatted(name.c_str());  // a graph input
+    }
+  };
+  links("NaN first appears at:", node_target.harm_at.empty() ? std::vector<std::string>{} : std::vector<std::string>{node_target.harm_at});
+  links("root of its NaN:", node_target.roots);
+}
+
 void reference_stats_table(const probes::RangeProbe& range, const probes::FormatFit& fit, std::optional<Format> format,
                            const report::Config& config) {
   if (!ImGui::BeginTable("reference", 4, kTableFlags)) return;
@@ -261,7 +283,10 @@ void NodeInspectorPanel::Draw(const ReportModel& model, DashboardSelection& sele
     }
   }
   pin_toggle(model, selection, {selection.node}, "", true);
-  if (node_target != node.targets.end()) reasons_table(node_target->second);
+  if (node_target != node.targets.end()) {
+    reasons_table(node_target->second);
+    consequence_lines(model, selection, node_target->second);
+  }
   neighbours(model, selection, node);
   weights_table(node, target);
 

@@ -115,6 +115,10 @@ ReportModel::ReportModel(report::Report report, std::string path, int64_t node_r
       if (f.overflow > 0) note(view.overflow, index);
       if (f.propagated_nonfinite > 0 || f.isolated_nonfinite > 0) note(view.nonfinite, index);
       if (f.verdict == report::Verdict::Unsafe) note(view.unsafe, index);
+      if (const auto t = node(index).targets.find(target); t != node(index).targets.end() && !t->second.consequence.empty()) {
+        if (f.verdict == report::Verdict::Unsafe && t->second.roots.empty()) note(view.harm_root, index);
+        if (f.verdict == report::Verdict::Warn) note(view.absorbed, index);
+      }
       view.unsafe_count += f.verdict == report::Verdict::Unsafe;
       view.warn_count += f.verdict == report::Verdict::Warn;
       view.safe_count += f.verdict == report::Verdict::Safe;

@@ -46,6 +46,9 @@ struct Alert {
 struct TargetView {
   std::vector<NodeFigures> nodes;  // by node index
   Alert overflow, nonfinite, unsafe;
+  // Traced consequences (report::Consequence): unsafe nodes whose own saturation does the harm (not
+  // those that make NaN of what they read), and saturation that downstream nodes absorb (warns).
+  Alert harm_root, absorbed;
   int first_error_jump = -1;
   int unsafe_count = 0, warn_count = 0, safe_count = 0, pending_count = 0, not_run_count = 0;
 };

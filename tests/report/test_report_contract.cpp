@@ -261,6 +261,34 @@ TEST_F(ReportContract, ReportsOfSmallModelsValidate) {
   expect_valid(
       audit(fs::path(MPA_SOURCE_DIR) / "models/demo/tiny_cnn.onnx", "tiny_cnn.json", "--samples 1 --target bf16"),
       "demo CNN");
+  // Traced consequences (absorbed, NaN reaching the output) and advice verified by a second audit.
+  const fs::path demo = fs::path(MPA_SOURCE_DIR) / "models/demo";
+  const nlohmann::json attention = nlohmann::json::parse(
+      audit(demo / "tiny_attention.onnx", "tiny_attention.json",
+            "--input hidden=" + (demo / "attention_hidden.npy").string() + " --input attention_mask=" +
+                (demo / "attention_mask.npy").string()));
+  EXPECT_EQ(report_schema().violations(attention), "") << "demo attention block";
+  EXPECT_EQ(attention["summary"]["targets"]["fp16"]["advice"]["verified"], true);
+  EXPECT_EQ(attention["summary"]["targets"]["fp16"]["advice"]["rounds"], 1);
+}
+
+// Reports of schema 1 (before traced consequences and verified advice) are still read, as reports with
+// no traces whose advice is not verified.
+TEST_F(ReportContract, SchemaOneReportsAreRead) {
+  nlohmann::json report = nlohmann::json::parse(audit(save(planted_overflow_model(), "overflow.onnx"), "v2.json", "--samples 2"));
+  report["schema"] = "mpaudit.report/1";
+  for (auto& [fmt, summary] : report["summary"]["targets"].items()) summary.erase("advice");
+  for (auto& node : report["nodes"]) {
+    for (auto& [fmt, target] : node["targets"].items())
+      for (const char* key : {"consequence", "harm_at", "roots"}) target.erase(key);
+    for (auto& tensor : node["tensors"])
+      if (tensor.contains("targets"))
+        for (auto& [fmt, target] : tensor["targets"].items()) target.erase("consequence");
+  }
+  std::ofstream(path("v1.json")) << report.dump();
+  const mpa::report::Report read = mpa::report::read_report(path("v1.json").string());
+  EXPECT_FALSE(read.summary.at("fp16").advice.verified);
+  for (const auto& node : read.nodes) EXPECT_TRUE(node.targets.at("fp16").consequence.empty()) << node.name;
 }
 
 TEST_F(ReportContract, MergedReportsValidate) {
@@ -296,7 +324,10 @@ TEST_F(ReportContract, BrokenReportsFailValidation) {
   expect_invalid("an 85-bin histogram", [&](nlohmann::json& r) { first_tensor(r)["reference"]["exp_hist"].erase(0); });
   expect_invalid("a negative histogram count",
                  [&](nlohmann::json& r) { first_tensor(r)["reference"]["exp_hist"][3] = -1; });
-  expect_invalid("another schema version", [](nlohmann::json& r) { r["schema"] = "mpaudit.report/2"; });
+  expect_invalid("another schema version", [](nlohmann::json& r) { r["schema"] = "mpaudit.report/3"; });
+  expect_invalid("a node verdict without its consequence field",
+                 [](nlohmann::json& r) { r["nodes"][0]["targets"]["fp16"].erase("consequence"); });
+  expect_invalid("a summary without its advice", [](nlohmann::json& r) { r["summary"]["targets"]["fp16"].erase("advice"); });
   expect_invalid("an unknown top-level key", [](nlohmann::json& r) { r["extra"] = 1; });
   expect_invalid("an unknown target format",
                  [](nlohmann::json& r) { r["summary"]["targets"]["fp12"] = r["summary"]["targets"]["fp16"]; });
