@@ -51,12 +51,7 @@ int audit(const AuditArgs& args) {
   ProgressBar bar(!args.quiet);
   AuditRun run =
       job.run(args.job.keep_fp32, [&](int64_t done, int64_t total, const auto&) { bar.show(done, total); });
-  if (args.job.timing)
-    std::printf(
-        "audit-timing: total_ms=%.3f execute_ms=%.3f convert_ms=%.3f probes_ms=%.3f reference_ms=%.3f "
-        "consequences_ms=%.3f\n",
-        run.total_ms, 1e3 * run.time_split.execute, 1e3 * run.time_split.convert, 1e3 * run.time_split.probes,
-        1e3 * run.time_split.reference, 1e3 * run.time_split.consequences);
+  const auto verifying = std::chrono::steady_clock::now();
   if (!args.no_verify)
     verify_advice(run.report, [&](const std::vector<std::string>& keep, const std::string& format) {
       if (!args.quiet)
@@ -66,6 +61,14 @@ int audit(const AuditArgs& args) {
       return job.run(keep, [&](int64_t done, int64_t total, const auto&) { again.show(done, total); }, nullptr, format)
           .report;
     });
+  const double advice_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - verifying).count();
+  if (args.job.timing)
+    std::printf(
+        "audit-timing: total_ms=%.3f execute_ms=%.3f convert_ms=%.3f probes_ms=%.3f reference_ms=%.3f "
+        "consequences_ms=%.3f advice_ms=%.3f\n",
+        run.total_ms, 1e3 * run.time_split.execute, 1e3 * run.time_split.convert, 1e3 * run.time_split.probes,
+        1e3 * run.time_split.reference, 1e3 * run.time_split.consequences, advice_ms);
   if (!args.json_path.empty()) report::write_report(args.json_path, run.report);
   return finish_with_summary(run.report, args.fail_on, args.quiet);
 }
