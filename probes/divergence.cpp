@@ -1,7 +1,7 @@
 #include "probes/divergence.h"
 
 #include "probes/fast_paths.h"
-#include "runtime/precision.h"
+#include "tensor/format_storage.h"
 
 namespace mpa::probes {
 

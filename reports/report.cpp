@@ -105,9 +105,7 @@ Config Config::from_json(const json& j) {
 }
 
 double headroom_bits(const Config& config, Format format, double absmax) {
-  const bool absmax_scaled =
-      config.fp8_scaling == "absmax" && (format == Format::FP8E4M3FN || format == Format::FP8E5M2);
-  if (absmax_scaled) return absmax > 0 ? 0.0 : std::nan("");
+  if (absmax_scaled(format, config.fp8_scaling == "absmax")) return absmax > 0 ? 0.0 : std::nan("");
   return probes::FormatFit::headroom_bits(format, absmax);
 }
 

@@ -7,7 +7,6 @@
 #include <unordered_set>
 
 #include "audit/consequence.h"
-#include "audit/rounding_commutes.h"
 #include "audit/verdict.h"
 #include "backends/cpu/parallel.h"
 #include "probes/fast_paths.h"
@@ -39,9 +38,6 @@ SessionOptions session_options(int threads) {
 }
 
 bool is_float(DType t) { return dtype_is_float(t); }
-
-// TF32 is a math mode, not a storage format: tensors stay FP32, GEMM/Conv operands are rounded.
-Format storage_of(Format target) { return target == Format::TF32 ? Format::FP32 : target; }
 
 // A value of one stream under the name it has in the graph.
 using ValueMap = std::unordered_map<std::string, Tensor>;
@@ -154,10 +150,9 @@ struct OutputFigures {
   explicit OutputFigures(size_t targets) : stored(targets), propagated(targets), propagated_hist(targets) {}
 };
 
-// Ops whose one output holds exactly the values of input 0, in another order or shape.
+// A node whose one output holds exactly the values of its input 0 (OpTraits::moves_values_only).
 bool only_moves_values(const Node& node) {
-  static const std::set<std::string> ops = {"Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose"};
-  return node.domain.empty() && ops.count(node.op_type) && node.outputs.size() == 1 && !node.inputs.empty();
+  return traits_of(node).moves_values_only && node.outputs.size() == 1 && !node.inputs.empty();
 }
 
 // One sample's figures of a node's outputs that decide whether their consequences are traced
@@ -174,7 +169,7 @@ struct TraceCues {
 // How the isolated figures of one run of a node against one target are obtained.
 enum class IsolatedRun {
   None,    // no floating values
-  Stored,  // rounding commutes with the op: the reference output stored in the format (rounding_commutes.h)
+  Stored,  // rounding commutes with the op: the reference output stored in the format (OpTraits::rounding_commutes)
   Exact,   // the node is kept in fp32: alone, it computes the reference
   Run,     // run the node alone on its reference inputs stored in the format
 };
@@ -209,24 +204,19 @@ struct Auditor::Impl {
       : graph(std::move(g)), options(std::move(o)), session(graph, session_options(options.threads)) {
     require(options.reference == Format::FP32 || options.reference == Format::FP64, "the reference must be fp32 or fp64");
     require(!options.targets.empty(), "no target format to audit");
-    reference_config = session.default_config();
-    reference_config.storage = options.reference;
+    reference_config = config_for(options.reference, Accumulation::FP32, RuntimeProfile::Generic, options.threads);
     fp32_config = session.default_config();
     for (const auto& [name, t] : graph->initializers)
       reference_initializers.emplace(name, options.reference == Format::FP64 ? widen_to_double(t) : t);
     for (Format target : options.targets) {
-      ExecConfig c = session.default_config();
-      c.storage = storage_of(target);
-      c.accumulation = options.accumulation;
-      c.tf32_gemm_inputs = target == Format::TF32;
-      c.profile = options.profile;
+      const ExecConfig c = config_for(target, options.accumulation, options.profile, options.threads);
       target_configs.push_back(c);
       std::map<std::string, Tensor> converted;  // once per format, not per sample
       for (const auto& [name, t] : graph->initializers)
         converted.emplace(name, tensor_in_format(t, c.storage, scale_of(target_configs.size() - 1, t)));
       target_initializers.push_back(std::move(converted));
-      divergence_params.emplace_back(storage_of(target), options.thresholds.tolerances);
-      fit_bounds.emplace_back(storage_of(target));
+      divergence_params.emplace_back(storage_format(target), options.thresholds.tolerances);
+      fit_bounds.emplace_back(storage_format(target));
     }
     inner_initializers.resize(options.targets.size());
     // Subgraphs run through their own sessions, which store values without the per-tensor scales that
@@ -260,7 +250,7 @@ struct Auditor::Impl {
 
   bool scaled(size_t k) const {
     const Format f = options.targets[k];
-    return options.fp8_absmax_scaling && (f == Format::FP8E4M3FN || f == Format::FP8E5M2);
+    return absmax_scaled(f, options.fp8_absmax_scaling);
   }
   // The per-tensor scale of target k for a tensor whose reference absmax is given (1 when unscaled).
   double scale_for(size_t k, double absmax) const { return scaled(k) ? absmax_scale(options.targets[k], absmax) : 1.0; }
@@ -313,7 +303,7 @@ struct Auditor::Impl {
       w.count = weight->numel();
       for (size_t k = 0; k < options.targets.size(); ++k)
         w.targets[target_name(k)] =
-            probes::FormatFit::of(*weight, storage_of(options.targets[k]), scale_of(k, *weight));
+            probes::FormatFit::of(*weight, storage_format(options.targets[k]), scale_of(k, *weight));
       stats.weights.push_back(std::move(w));
     }
     for (size_t k = 0; k < options.targets.size(); ++k) stats.targets[target_name(k)].kept_fp32 = kept;
@@ -382,10 +372,10 @@ struct Auditor::Impl {
     }
     for (size_t k = 0; k < f.fits.size(); ++k) {
       const double scale = scale_for(k, f.range.absmax());
-      if (scale != 1) f.fits[k] = probes::FormatFit::of(ref, storage_of(options.targets[k]), scale);
+      if (scale != 1) f.fits[k] = probes::FormatFit::of(ref, storage_format(options.targets[k]), scale);
       else if (f.fits[k].flush_to_zero > 0)
         f.fits[k].significant_flush =
-            probes::FormatFit::count_significant_flushes(ref, storage_of(options.targets[k]), f.range.absmax());
+            probes::FormatFit::count_significant_flushes(ref, storage_format(options.targets[k]), f.range.absmax());
     }
     return f;
   }
@@ -407,7 +397,7 @@ struct Auditor::Impl {
   IsolatedRun isolated_run(const Node& node, size_t k, bool has_float, bool kept) const {
     if (!has_float) return IsolatedRun::None;
     if (kept) return IsolatedRun::Exact;
-    return !scaled(k) && rounding_commutes_with(node) ? IsolatedRun::Stored : IsolatedRun::Run;
+    return !scaled(k) && traits_of(node).rounding_commutes ? IsolatedRun::Stored : IsolatedRun::Run;
   }
 
   // The isolated run of node `index` of `node_session` in target k (IsolatedRun::Run): the node fed

@@ -155,7 +155,7 @@ void evaluate(report::Report& report, const std::vector<std::string>& graph_outp
 
   for (const std::string& fmt : report.config.targets) {
     const Format format = *parse_format(fmt);
-    const Format storage = format == Format::TF32 ? Format::FP32 : format;
+    const Format storage = storage_format(format);
     const FormatTraits& traits = format_traits(storage);
     const double warn_db = th.sqnr_warn_db.count(fmt) ? th.sqnr_warn_db.at(fmt) : 40;
     const double unsafe_db = th.sqnr_unsafe_db.count(fmt) ? th.sqnr_unsafe_db.at(fmt) : 20;

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "kernels/hd.h"
+#include "tensor/hd.h"
 #include "kernels/math.h"
 #include "tensor/dtype.h"
 

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "kernels/hd.h"
+#include "tensor/hd.h"
 
 // On the host, loops over these functions vectorise through glibc's libmvec (same functions, 4/8/16 lanes,
 // within a float ulp or two of the scalar ones; docs/numerics.md), declared here as GCC's math headers do

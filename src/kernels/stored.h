@@ -2,7 +2,7 @@
 // compute type, applies the functor, rounds the result once into the output storage type. Both
 // backends wrap functors this way, so 16-bit storage is handled in exactly one place.
 #pragma once
-#include "kernels/hd.h"
+#include "tensor/hd.h"
 #include "tensor/dtype.h"
 
 namespace mpa {

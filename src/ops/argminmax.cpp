@@ -53,7 +53,9 @@ using ArgMinKernel = ArgOp<false>;
 
 }  // namespace
 
+MPA_OP_TRAITS("", "ArgMax", {});
 MPA_REGISTER_OP("", "ArgMax", ArgMaxKernel, 1, 11, 12, 13);
+MPA_OP_TRAITS("", "ArgMin", {});
 MPA_REGISTER_OP("", "ArgMin", ArgMinKernel, 1, 11, 12, 13);
 
 }  // namespace mpa

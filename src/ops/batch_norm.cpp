@@ -92,6 +92,7 @@ class BatchNormalizationOp : public OpKernel {
 
 }  // namespace
 
+MPA_OP_TRAITS("", "BatchNormalization", {});
 MPA_REGISTER_OP("", "BatchNormalization", BatchNormalizationOp, 1, 6, 7, 9, 14, 15);
 
 }  // namespace mpa

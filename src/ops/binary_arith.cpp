@@ -15,11 +15,17 @@ using ModOp = BinaryOp<ModF, BinaryTraits{.types = TypeSet::Numeric, .nonzero_di
 // The exponent may have another numeric type than the base (opset 12+); the result has the base's.
 using PowOp = BinaryOp<PowF, BinaryTraits{.types = TypeSet::Numeric, .same_types = false, .rhs_types = TypeSet::Numeric}>;
 
+MPA_OP_TRAITS("", "Add", {});
 MPA_REGISTER_OP("", "Add", AddOp, 1, 6, 7, 13, 14);
+MPA_OP_TRAITS("", "Sub", {});
 MPA_REGISTER_OP("", "Sub", SubOp, 1, 6, 7, 13, 14);
+MPA_OP_TRAITS("", "Mul", {});
 MPA_REGISTER_OP("", "Mul", MulOp, 1, 6, 7, 13, 14);
+MPA_OP_TRAITS("", "Div", {});
 MPA_REGISTER_OP("", "Div", DivOp, 1, 6, 7, 13, 14);
+MPA_OP_TRAITS("", "Pow", {});
 MPA_REGISTER_OP("", "Pow", PowOp, 1, 7, 12, 13, 15);
+MPA_OP_TRAITS("", "Mod", {});
 MPA_REGISTER_OP("", "Mod", ModOp, 10, 13);
 
 }  // namespace mpa

@@ -65,7 +65,9 @@ class CastLikeOp : public OpKernel {
   void compute(KernelContext& ctx) const override { cast_tensor(ctx, ctx.input(0), ctx.input(1).dtype()); }
 };
 
+MPA_OP_TRAITS("", "Cast", {});
 MPA_REGISTER_OP("", "Cast", CastOp, 1, 6, 9, 13, 19, 21, 23, 24, 25);
+MPA_OP_TRAITS("", "CastLike", {});
 MPA_REGISTER_OP("", "CastLike", CastLikeOp, 15, 19, 21, 23, 24, 25);
 
 }  // namespace mpa

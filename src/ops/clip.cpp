@@ -55,6 +55,7 @@ class ClipOp : public OpKernel {
   float min_attr_ = 0, max_attr_ = 0;
 };
 
+MPA_OP_TRAITS("", "Clip", {});
 MPA_REGISTER_OP("", "Clip", ClipOp, 1, 6, 11, 12, 13);
 
 }  // namespace mpa

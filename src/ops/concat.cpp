@@ -56,6 +56,7 @@ class ConcatOp : public OpKernel {
  private:
   int64_t axis_;
 };
+MPA_OP_TRAITS("", "Concat", {.rounding_commutes = true});
 MPA_REGISTER_OP("", "Concat", ConcatOp, 1, 4, 11, 13);
 
 // The part sizes come from (by opset): opset 1 the optional input 1 or attribute `split`; 2 and 11 the
@@ -117,6 +118,7 @@ class SplitOp : public OpKernel {
   std::vector<int64_t> split_attr_;
   int64_t num_outputs_attr_;
 };
+MPA_OP_TRAITS("", "Split", {.rounding_commutes = true});
 MPA_REGISTER_OP("", "Split", SplitOp, 1, 2, 11, 13, 18);
 
 }  // namespace mpa

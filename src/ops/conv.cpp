@@ -308,6 +308,7 @@ class ConvOp : public OpKernel {
 
 }  // namespace
 
+MPA_OP_TRAITS("", "Conv", {});
 MPA_REGISTER_OP("", "Conv", ConvOp, 1, 11, 22);
 
 }  // namespace mpa

@@ -109,6 +109,7 @@ class ConvTransposeOp : public OpKernel {
 
 }  // namespace
 
+MPA_OP_TRAITS("", "ConvTranspose", {});
 MPA_REGISTER_OP("", "ConvTranspose", ConvTransposeOp, 1, 11, 22);
 
 }  // namespace mpa

@@ -46,6 +46,7 @@ class CumSumOp : public OpKernel {
 
 }  // namespace
 
+MPA_OP_TRAITS("", "CumSum", {});
 MPA_REGISTER_OP("", "CumSum", CumSumOp, 11, 14);
 
 }  // namespace mpa

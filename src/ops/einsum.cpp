@@ -277,6 +277,7 @@ class EinsumOp : public OpKernel {
 
 }  // namespace
 
+MPA_OP_TRAITS("", "Einsum", {});
 MPA_REGISTER_OP("", "Einsum", EinsumOp, 12);
 
 }  // namespace mpa

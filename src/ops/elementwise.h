@@ -13,7 +13,7 @@
 
 #include "backends/cpu/elementwise.h"
 #include "kernels/stored.h"
-#include "ops/broadcast.h"
+#include "tensor/broadcast.h"
 #include "ops/op.h"
 
 namespace mpa {

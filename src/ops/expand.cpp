@@ -1,7 +1,7 @@
 // Expand and Tile: strided copies whose source strides are zero along the repeated dims.
 #include <limits>
 
-#include "ops/broadcast.h"
+#include "tensor/broadcast.h"
 #include "ops/copy_strided.h"
 #include "ops/shape_helpers.h"
 
@@ -31,6 +31,7 @@ class ExpandOp : public OpKernel {
     copy_strided(out.raw(), contiguous_strides(out_shape), in.raw(), src_strides, out_shape, dtype_size(in.dtype()));
   }
 };
+MPA_OP_TRAITS("", "Expand", {.rounding_commutes = true});
 MPA_REGISTER_OP("", "Expand", ExpandOp, 8, 13);
 
 // Opset 1 takes (input, tiles, axis) scalars; since 6 a `repeats` vector with one entry per dim.
@@ -79,6 +80,7 @@ class TileOp : public OpKernel {
  private:
   int64_t opset_;
 };
+MPA_OP_TRAITS("", "Tile", {.rounding_commutes = true});
 MPA_REGISTER_OP("", "Tile", TileOp, 1, 6, 13);
 
 }  // namespace mpa

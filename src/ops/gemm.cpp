@@ -82,6 +82,7 @@ class GemmOp : public OpKernel {
 
 }  // namespace
 
+MPA_OP_TRAITS("", "Gemm", {});
 MPA_REGISTER_OP("", "Gemm", GemmOp, 1, 6, 7, 9, 11, 13);
 
 }  // namespace mpa

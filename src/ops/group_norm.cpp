@@ -58,6 +58,7 @@ class GroupNormalizationOp : public OpKernel {
 
 }  // namespace
 
+MPA_OP_TRAITS("", "GroupNormalization", {});
 MPA_REGISTER_OP("", "GroupNormalization", GroupNormalizationOp, 18, 21);
 
 }  // namespace mpa

@@ -68,6 +68,7 @@ class GruOp : public OpKernel {
 
 }  // namespace
 
+MPA_OP_TRAITS("", "GRU", {});
 MPA_REGISTER_OP("", "GRU", GruOp, 1, 3, 7, 14, 22);
 
 }  // namespace mpa

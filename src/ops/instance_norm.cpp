@@ -38,6 +38,7 @@ class InstanceNormalizationOp : public OpKernel {
 
 }  // namespace
 
+MPA_OP_TRAITS("", "InstanceNormalization", {});
 MPA_REGISTER_OP("", "InstanceNormalization", InstanceNormalizationOp, 1, 6, 22);
 
 }  // namespace mpa

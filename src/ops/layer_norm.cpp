@@ -75,7 +75,9 @@ using RMSNormalizationKernel = TrailingNormOp<RmsInvRow, false>;
 
 }  // namespace
 
+MPA_OP_TRAITS("", "LayerNormalization", {});
 MPA_REGISTER_OP("", "LayerNormalization", LayerNormalizationKernel, 17);
+MPA_OP_TRAITS("", "RMSNormalization", {});
 MPA_REGISTER_OP("", "RMSNormalization", RMSNormalizationKernel, 23);
 
 }  // namespace mpa

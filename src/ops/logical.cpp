@@ -20,12 +20,19 @@ using BitwiseOrOp = BinaryOp<BitwiseOrF, BinaryTraits{.types = TypeSet::Integer}
 using BitwiseXorOp = BinaryOp<BitwiseXorF, BinaryTraits{.types = TypeSet::Integer}>;
 using BitShiftOp = BinaryOp<BitShiftF, BinaryTraits{.types = TypeSet::Unsigned}>;
 
+MPA_OP_TRAITS("", "And", {});
 MPA_REGISTER_OP("", "And", AndOp, 1, 7);
+MPA_OP_TRAITS("", "Or", {});
 MPA_REGISTER_OP("", "Or", OrOp, 1, 7);
+MPA_OP_TRAITS("", "Xor", {});
 MPA_REGISTER_OP("", "Xor", XorOp, 1, 7);
+MPA_OP_TRAITS("", "BitwiseAnd", {});
 MPA_REGISTER_OP("", "BitwiseAnd", BitwiseAndOp, 18);
+MPA_OP_TRAITS("", "BitwiseOr", {});
 MPA_REGISTER_OP("", "BitwiseOr", BitwiseOrOp, 18);
+MPA_OP_TRAITS("", "BitwiseXor", {});
 MPA_REGISTER_OP("", "BitwiseXor", BitwiseXorOp, 18);
+MPA_OP_TRAITS("", "BitShift", {});
 MPA_REGISTER_OP("", "BitShift", BitShiftOp, 11);
 
 }  // namespace mpa

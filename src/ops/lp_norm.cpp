@@ -38,6 +38,7 @@ class LpNormalizationOp : public OpKernel {
 
 }  // namespace
 
+MPA_OP_TRAITS("", "LpNormalization", {});
 MPA_REGISTER_OP("", "LpNormalization", LpNormalizationOp, 1, 22);
 
 }  // namespace mpa

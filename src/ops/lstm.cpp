@@ -80,6 +80,7 @@ class LstmOp : public OpKernel {
 
 }  // namespace
 
+MPA_OP_TRAITS("", "LSTM", {});
 MPA_REGISTER_OP("", "LSTM", LstmOp, 1, 7, 14, 22);
 
 }  // namespace mpa

@@ -1,7 +1,7 @@
 // MatMul with numpy semantics: batch dims broadcast, 1-D operands promoted and their dim removed.
 // When B has no batch (weights), the batch folds into M and the whole op is one GEMM.
 #include "backends/cpu/gemm.h"
-#include "ops/broadcast.h"
+#include "tensor/broadcast.h"
 #include "ops/compute_buffer.h"
 #include "ops/op.h"
 
@@ -88,6 +88,7 @@ class MatMulOp : public OpKernel {
 
 }  // namespace
 
+MPA_OP_TRAITS("", "MatMul", {});
 MPA_REGISTER_OP("", "MatMul", MatMulOp, 1, 9, 13);
 
 }  // namespace mpa

@@ -2,7 +2,7 @@
 // variance over `axes` (default {0, 2, 3}). Statistics: the shared reduction (Welford/Chan moments), then
 // a broadcast pass.
 #include "kernels/reduce.h"
-#include "ops/broadcast.h"
+#include "backends/cpu/broadcast_loops.h"
 #include "ops/op.h"
 #include "ops/reduce.h"
 
@@ -46,6 +46,7 @@ class MeanVarianceNormalizationOp : public OpKernel {
 
 }  // namespace
 
+MPA_OP_TRAITS("", "MeanVarianceNormalization", {});
 MPA_REGISTER_OP("", "MeanVarianceNormalization", MeanVarianceNormalizationOp, 9, 13);
 
 }  // namespace mpa

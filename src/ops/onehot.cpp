@@ -39,6 +39,7 @@ class OneHotOp : public OpKernel {
  private:
   int64_t axis_;
 };
+MPA_OP_TRAITS("", "OneHot", {});
 MPA_REGISTER_OP("", "OneHot", OneHotOp, 9, 11);
 
 }  // namespace mpa

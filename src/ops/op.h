@@ -1,6 +1,7 @@
 // The operator interface. One op = one file under src/ops/ with one registration line:
 //
 //   class ReluOp : public OpKernel { ... };
+//   MPA_OP_TRAITS("", "Relu", {.rounding_commutes = true});  // facts about the op (OpTraits), once per op
 //   MPA_REGISTER_OP("", "Relu", ReluOp, 6, 13, 14);   // domain, op type, class, every since-version
 //
 // The since-versions are those at which the ONNX spec of the op changed; a model importing opset N gets
@@ -143,6 +144,19 @@ class OpKernel {
 
 using KernelFactory = std::function<std::unique_ptr<OpKernel>(const OpInit&)>;
 
+// Facts about an ONNX op that hold whatever runs it, registered beside its kernel (MPA_OP_TRAITS) and asked
+// for by the audit; every registered op has a record (`{}` for none of these).
+struct OpTraits {
+  // Every float output element is one of the float inputs' values (data movement, Relu, max pooling, Max,
+  // Min, Abs, Neg, Where): rounding is monotone, odd-symmetric and fixes zero, so the op run on inputs
+  // stored in a format gives exactly its reference output stored in that format. (Pad is not: its constant
+  // may lie off the format's grid; nor are Resize and AveragePool, which compute new values in some modes.)
+  bool rounding_commutes = false;
+  // Its one output holds exactly the values of input 0, reshaped or reordered (Identity, Reshape, Flatten,
+  // Squeeze, Unsqueeze, Transpose): figures that do not depend on order are input 0's.
+  bool moves_values_only = false;
+};
+
 class OpRegistry {
  public:
   static OpRegistry& instance();
@@ -152,6 +166,9 @@ class OpRegistry {
   const KernelFactory* find(const std::string& domain, const std::string& op_type, int64_t opset) const;
   // Why find() returned nullptr, in words ("op not registered", "opset 5 older than the first supported 6").
   std::string why_unsupported(const std::string& domain, const std::string& op_type, int64_t opset) const;
+  bool add_traits(const std::string& domain, const std::string& op_type, OpTraits traits);
+  // The op's traits record, or nullptr for an op that has none (an unregistered op).
+  const OpTraits* traits(const std::string& domain, const std::string& op_type) const;
   struct Entry {
     std::string domain, op_type;
     std::vector<int64_t> since_versions;
@@ -163,10 +180,17 @@ class OpRegistry {
     std::vector<std::pair<int64_t, KernelFactory>> by_since;  // sorted by since-version
   };
   std::map<std::pair<std::string, std::string>, Versions> table_;
+  std::map<std::pair<std::string, std::string>, OpTraits> traits_;
 };
+
+// The traits of a node's op; an op with no record (none is registered) has none of them.
+const OpTraits& traits_of(const Node& node);
 
 #define MPA_CONCAT_INNER(a, b) a##b
 #define MPA_CONCAT(a, b) MPA_CONCAT_INNER(a, b)
+#define MPA_OP_TRAITS(domain, op_type, ...)                                                                \
+  static const bool MPA_CONCAT(mpa_traits_, __LINE__) =                                                   \
+      ::mpa::OpRegistry::instance().add_traits(domain, op_type, ::mpa::OpTraits __VA_ARGS__)
 #define MPA_REGISTER_OP(domain, op_type, KernelClass, ...)                                                 \
   static const bool MPA_CONCAT(mpa_registered_, __LINE__) = ::mpa::OpRegistry::instance().add(          \
       domain, op_type, {__VA_ARGS__},                                                                    \

@@ -147,6 +147,7 @@ class PadOp : public OpKernel {
   std::vector<int64_t> pads_attr_;
   float value_attr_;
 };
+MPA_OP_TRAITS("", "Pad", {});
 MPA_REGISTER_OP("", "Pad", PadOp, 1, 2, 11, 13, 18, 19, 21, 23, 24, 25);
 
 }  // namespace mpa

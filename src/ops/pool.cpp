@@ -310,10 +310,15 @@ struct GlobalMaxPoolOp : GlobalPoolOp {
 
 }  // namespace
 
+MPA_OP_TRAITS("", "MaxPool", {.rounding_commutes = true});
 MPA_REGISTER_OP("", "MaxPool", MaxPoolOp, 1, 8, 10, 11, 12, 22);
+MPA_OP_TRAITS("", "AveragePool", {});
 MPA_REGISTER_OP("", "AveragePool", AveragePoolOp, 1, 7, 10, 11, 19, 22);
+MPA_OP_TRAITS("", "LpPool", {});
 MPA_REGISTER_OP("", "LpPool", LpPoolOp, 1, 2, 11, 18, 22);
+MPA_OP_TRAITS("", "GlobalAveragePool", {});
 MPA_REGISTER_OP("", "GlobalAveragePool", GlobalAveragePoolOp, 1, 22);
+MPA_OP_TRAITS("", "GlobalMaxPool", {.rounding_commutes = true});
 MPA_REGISTER_OP("", "GlobalMaxPool", GlobalMaxPoolOp, 1, 22);
 
 }  // namespace mpa

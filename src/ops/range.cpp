@@ -55,6 +55,7 @@ class RangeOp : public OpKernel {
     });
   }
 };
+MPA_OP_TRAITS("", "Range", {});
 MPA_REGISTER_OP("", "Range", RangeOp, 11, 27);
 
 }  // namespace mpa

@@ -90,6 +90,22 @@ std::string OpRegistry::why_unsupported(const std::string& domain, const std::st
          std::to_string(it->second.by_since.front().first);
 }
 
+bool OpRegistry::add_traits(const std::string& domain, const std::string& op_type, OpTraits traits) {
+  traits_[{domain, op_type}] = traits;
+  return true;
+}
+
+const OpTraits* OpRegistry::traits(const std::string& domain, const std::string& op_type) const {
+  auto it = traits_.find({domain, op_type});
+  return it == traits_.end() ? nullptr : &it->second;
+}
+
+const OpTraits& traits_of(const Node& node) {
+  static const OpTraits none;
+  const OpTraits* traits = OpRegistry::instance().traits(node.domain, node.op_type);
+  return traits ? *traits : none;
+}
+
 std::vector<OpRegistry::Entry> OpRegistry::entries() const {
   std::vector<Entry> out;
   for (const auto& [key, versions] : table_) {

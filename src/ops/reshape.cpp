@@ -65,6 +65,7 @@ class ReshapeOp : public OpKernel {
   bool allowzero_;
   std::vector<int64_t> attr_shape_;
 };
+MPA_OP_TRAITS("", "Reshape", {.rounding_commutes = true, .moves_values_only = true});
 MPA_REGISTER_OP("", "Reshape", ReshapeOp, 1, 5, 13, 14, 19, 21, 23, 24, 25);
 
 class FlattenOp : public OpKernel {
@@ -84,6 +85,7 @@ class FlattenOp : public OpKernel {
  private:
   int64_t axis_;
 };
+MPA_OP_TRAITS("", "Flatten", {.rounding_commutes = true, .moves_values_only = true});
 MPA_REGISTER_OP("", "Flatten", FlattenOp, 1, 9, 11, 13, 21, 23, 24, 25);
 
 class SqueezeOp : public OpKernel {
@@ -108,6 +110,7 @@ class SqueezeOp : public OpKernel {
   int64_t opset_;
   std::vector<int64_t> attr_axes_;
 };
+MPA_OP_TRAITS("", "Squeeze", {.rounding_commutes = true, .moves_values_only = true});
 MPA_REGISTER_OP("", "Squeeze", SqueezeOp, 1, 11, 13, 21, 23, 24, 25);
 
 class UnsqueezeOp : public OpKernel {
@@ -132,6 +135,7 @@ class UnsqueezeOp : public OpKernel {
   int64_t opset_;
   std::vector<int64_t> attr_axes_;
 };
+MPA_OP_TRAITS("", "Unsqueeze", {.rounding_commutes = true, .moves_values_only = true});
 MPA_REGISTER_OP("", "Unsqueeze", UnsqueezeOp, 1, 11, 13, 21, 23, 24, 25);
 
 }  // namespace mpa

@@ -346,7 +346,9 @@ struct UpsampleKernel : ResizeOp {
 
 }  // namespace
 
+MPA_OP_TRAITS("", "Resize", {});
 MPA_REGISTER_OP("", "Resize", ResizeKernel, 10, 11, 13, 18, 19);
+MPA_OP_TRAITS("", "Upsample", {});
 MPA_REGISTER_OP("", "Upsample", UpsampleKernel, 1, 7, 9, 10);
 
 }  // namespace mpa

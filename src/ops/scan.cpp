@@ -77,6 +77,7 @@ class ScanOp : public OpKernel {
 
 }  // namespace
 
+MPA_OP_TRAITS("", "Scan", {});
 MPA_REGISTER_OP("", "Scan", ScanOp, 9, 11, 16, 19, 21);
 
 }  // namespace mpa

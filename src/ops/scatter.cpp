@@ -96,6 +96,7 @@ class ScatterNDOp : public OpKernel {
  private:
   Reduction reduction_;
 };
+MPA_OP_TRAITS("", "ScatterND", {});
 MPA_REGISTER_OP("", "ScatterND", ScatterNDOp, 11, 13, 16, 18);
 
 // ScatterElements (and Scatter, its deprecated name without reduction).
@@ -117,7 +118,9 @@ class ScatterElementsOp : public OpKernel {
   int64_t axis_;
   Reduction reduction_;
 };
+MPA_OP_TRAITS("", "ScatterElements", {});
 MPA_REGISTER_OP("", "ScatterElements", ScatterElementsOp, 11, 13, 16, 18);
+MPA_OP_TRAITS("", "Scatter", {});
 MPA_REGISTER_OP("", "Scatter", ScatterElementsOp, 9, 11);
 
 }  // namespace mpa

@@ -75,6 +75,7 @@ class SliceOp : public OpKernel {
   int64_t opset_;
   std::vector<int64_t> starts_attr_, ends_attr_, axes_attr_;
 };
+MPA_OP_TRAITS("", "Slice", {.rounding_commutes = true});
 MPA_REGISTER_OP("", "Slice", SliceOp, 1, 10, 11, 13);
 
 }  // namespace mpa

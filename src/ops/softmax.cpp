@@ -67,8 +67,11 @@ using HardmaxKernel = SoftmaxFamilyOp<HardmaxRow>;
 
 }  // namespace
 
+MPA_OP_TRAITS("", "Softmax", {});
 MPA_REGISTER_OP("", "Softmax", SoftmaxKernel, 1, 11, 13);
+MPA_OP_TRAITS("", "LogSoftmax", {});
 MPA_REGISTER_OP("", "LogSoftmax", LogSoftmaxKernel, 1, 11, 13);
+MPA_OP_TRAITS("", "Hardmax", {});
 MPA_REGISTER_OP("", "Hardmax", HardmaxKernel, 1, 11, 13);
 
 }  // namespace mpa

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "runtime/precision.h"
 #include "runtime/session.h"
 
 namespace mpa {
@@ -44,7 +45,7 @@ std::vector<Tensor> SubgraphRunner::run(const std::vector<Tensor>& inputs, const
          std::to_string(inputs.size()) + " given");
   SessionOptions options;
   options.threads = config.threads;
-  options.precision = config.storage == Format::FP32 && config.tf32_gemm_inputs ? Format::TF32 : config.storage;
+  options.precision = format_of(config);
   options.accumulation = config.accumulation;
   options.profile = config.profile;
   const Session* session = nullptr;

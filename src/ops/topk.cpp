@@ -82,6 +82,7 @@ class TopKOp : public OpKernel {
 
 }  // namespace
 
+MPA_OP_TRAITS("", "TopK", {});
 MPA_REGISTER_OP("", "TopK", TopKOp, 1, 10, 11, 24);
 
 }  // namespace mpa

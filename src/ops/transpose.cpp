@@ -55,6 +55,7 @@ class TransposeOp : public OpKernel {
   std::vector<int64_t> perm_;
   bool has_perm_;
 };
+MPA_OP_TRAITS("", "Transpose", {.rounding_commutes = true, .moves_values_only = true});
 MPA_REGISTER_OP("", "Transpose", TransposeOp, 1, 13, 21, 23, 24, 25);
 
 namespace {
@@ -91,6 +92,7 @@ class DepthToSpaceOp : public OpKernel {
   int64_t blocksize_;
   bool crd_;
 };
+MPA_OP_TRAITS("", "DepthToSpace", {.rounding_commutes = true});
 MPA_REGISTER_OP("", "DepthToSpace", DepthToSpaceOp, 1, 11, 13);
 
 class SpaceToDepthOp : public OpKernel {
@@ -108,6 +110,7 @@ class SpaceToDepthOp : public OpKernel {
  private:
   int64_t blocksize_;
 };
+MPA_OP_TRAITS("", "SpaceToDepth", {.rounding_commutes = true});
 MPA_REGISTER_OP("", "SpaceToDepth", SpaceToDepthOp, 1, 13);
 
 }  // namespace mpa

@@ -39,6 +39,7 @@ class TriluOp : public OpKernel {
  private:
   bool upper_;
 };
+MPA_OP_TRAITS("", "Trilu", {});
 MPA_REGISTER_OP("", "Trilu", TriluOp, 14);
 
 // Ones on the diagonal j = i + k of a 2-D tensor shaped like the input; dtype attribute or the input's.
@@ -68,6 +69,7 @@ class EyeLikeOp : public OpKernel {
   int32_t dtype_;
   int64_t k_;
 };
+MPA_OP_TRAITS("", "EyeLike", {});
 MPA_REGISTER_OP("", "EyeLike", EyeLikeOp, 9, 22);
 
 }  // namespace mpa

@@ -68,9 +68,13 @@ using MeanOp = VariadicOp<AddF, TypeSet::Float, true>;
 using MinOp = VariadicOp<MinF, TypeSet::Numeric>;
 using MaxOp = VariadicOp<MaxF, TypeSet::Numeric>;
 
+MPA_OP_TRAITS("", "Sum", {});
 MPA_REGISTER_OP("", "Sum", SumOp, 1, 6, 8, 13);
+MPA_OP_TRAITS("", "Mean", {});
 MPA_REGISTER_OP("", "Mean", MeanOp, 1, 6, 8, 13);
+MPA_OP_TRAITS("", "Min", {.rounding_commutes = true});
 MPA_REGISTER_OP("", "Min", MinOp, 1, 6, 8, 12, 13);
+MPA_OP_TRAITS("", "Max", {.rounding_commutes = true});
 MPA_REGISTER_OP("", "Max", MaxOp, 1, 6, 8, 12, 13);
 
 }  // namespace mpa

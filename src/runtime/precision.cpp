@@ -10,6 +10,20 @@
 
 namespace mpa {
 
+ExecConfig config_for(Format format, Accumulation accumulation, RuntimeProfile profile, int threads) {
+  ExecConfig c;
+  c.threads = threads;
+  c.storage = storage_format(format);
+  c.tf32_gemm_inputs = format == Format::TF32;
+  c.accumulation = accumulation;
+  c.profile = profile;
+  return c;
+}
+
+Format format_of(const ExecConfig& config) {
+  return config.storage == Format::FP32 && config.tf32_gemm_inputs ? Format::TF32 : config.storage;
+}
+
 namespace {
 constexpr int64_t kGrain = 1 << 15;
 constexpr int64_t kBlock = 1 << 12;  // floats per cache-resident block (16 KiB)
@@ -75,39 +89,6 @@ double absmax_scale(Format format, double absmax) {
   return scale;
 }
 
-namespace {
-
-// double -> float rounded to odd: truncated, then the last bit set when anything was cut off. Rounding
-// that float to nearest-even in a format of at most 22 significant bits gives the double's correctly
-// rounded value (round-to-odd keeps the sticky information that a plain double -> float rounding loses,
-// which could otherwise make a tie of the format out of a value just off one).
-float round_to_odd_float(double d) {
-  float f = static_cast<float>(d);
-  if (static_cast<double>(f) == d || std::isnan(d)) return f;
-  if (std::fabs(static_cast<double>(f)) > std::fabs(d)) f = std::nextafter(f, 0.f);
-  return __builtin_bit_cast(float, __builtin_bit_cast(uint32_t, f) | 1u);
-}
-
-}  // namespace
-
-void store_span_in_format(const Tensor& tensor, int64_t begin, int64_t end, float* out, Format format,
-                          double scale) {
-  const int64_t n = end - begin;
-  if (tensor.dtype() == DType::Float32) {
-    std::memcpy(out, tensor.data<float>() + begin, static_cast<size_t>(n) * sizeof(float));
-  } else if (tensor.dtype() == DType::Float64 && scale == 1 && format != Format::FP32 && format != Format::FP64) {
-    const double* in = tensor.data<double>() + begin;
-    for (int64_t i = 0; i < n; ++i) out[i] = round_to_odd_float(in[i]);
-  } else {
-    visit_float(tensor.dtype(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      const T* in = static_cast<const T*>(tensor.raw()) + begin;
-      for (int64_t i = 0; i < n; ++i) out[i] = static_cast<float>(load(in[i]));
-    });
-    if (tensor.dtype() != DType::Float64) return;
-  }
-  round_to_format_scaled(format, out, n, static_cast<float>(scale));
-}
 
 Tensor tensor_in_format(const Tensor& tensor, Format format, double scale) {
   const bool float32 = tensor.dtype() == DType::Float32;

@@ -3,10 +3,19 @@
 // to fp16 storage with float op math (load(fp16) is exact in float), and it serves every format the same
 // way (fp16, bf16, fp8, tf32). docs/numerics.md says where this models a GPU and where it approximates.
 #pragma once
+#include "ops/op.h"
+#include "tensor/format_storage.h"
 #include "tensor/formats.h"
 #include "tensor/tensor.h"
 
 namespace mpa {
+
+// The settings that run nodes in `format`: its storage format (tensor/formats.h storage_format) and, for
+// TF32, FP32 storage with TF32 GEMM/Conv operands.
+ExecConfig config_for(Format format, Accumulation accumulation = Accumulation::FP32,
+                      RuntimeProfile profile = RuntimeProfile::Generic, int threads = 1);
+// The format a config computes in: config_for's inverse (TF32 for FP32 storage with TF32 operands).
+Format format_of(const ExecConfig& config);
 
 // Rounds every element of a float32 tensor onto the format's grid, in place and in parallel (into a copy
 // when the storage is shared with another tensor, which must not change). Other
@@ -16,11 +25,6 @@ void round_tensor_to_format(Tensor& tensor, Format format, double scale = 1);
 // A copy of `tensor` on the format's grid: float32 and float64 become float32 on the grid; other types
 // are shared without copying. For the FP32 format float64 tensors are narrowed to float32.
 Tensor tensor_in_format(const Tensor& tensor, Format format, double scale = 1);
-// Elements [begin, end) of a floating tensor as tensor_in_format stores them, written to out as floats:
-// float32 and float64 rounded onto the format's grid (float64 once: through float rounded to odd), 16-bit
-// types (stored so by the model) as they are.
-void store_span_in_format(const Tensor& tensor, int64_t begin, int64_t end, float* out, Format format,
-                          double scale = 1);
 // The largest finite |x| of a floating tensor (0 for other element types).
 double absmax_of(const Tensor& tensor);
 // The per-tensor scale that maps absmax onto the format's largest finite value (1 for an all-zero tensor): a

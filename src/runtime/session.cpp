@@ -13,9 +13,6 @@ namespace mpa {
 
 namespace {
 
-// TF32 is a math mode: its values are stored as FP32.
-Format storage_format(Format f) { return f == Format::TF32 ? Format::FP32 : f; }
-
 // A value brought into a storage format: onto its grid, or widened to double for FP64.
 Tensor convert_to(const Tensor& t, Format storage) {
   return storage == Format::FP64 ? widen_to_double(t) : tensor_in_format(t, storage);
@@ -61,11 +58,7 @@ std::vector<UnsupportedNode> find_unsupported_nodes(const Graph& graph) {
 Session::Session(std::shared_ptr<const Graph> graph, SessionOptions options)
     : graph_(std::move(graph)), options_(options) {
   cpu::keep_freed_tensor_memory();
-  config_.threads = options_.threads;
-  config_.storage = storage_format(options_.precision);
-  config_.tf32_gemm_inputs = options_.precision == Format::TF32;
-  config_.accumulation = options_.accumulation;
-  config_.profile = options_.profile;
+  config_ = config_for(options_.precision, options_.accumulation, options_.profile, options_.threads);
   for (const auto& [name, format] : options_.node_precision) {
     const bool known = std::any_of(graph_->nodes.begin(), graph_->nodes.end(), [&](const Node& n) { return n.name == name; });
     if (!(known)) fail("no node named '" + name + "' to set the precision of");
@@ -75,10 +68,7 @@ Session::Session(std::shared_ptr<const Graph> graph, SessionOptions options)
   for (const Node& node : graph_->nodes) {
     ExecConfig c = config_;
     auto it = options_.node_precision.find(node.name);
-    if (it != options_.node_precision.end()) {
-      c.storage = storage_format(it->second);
-      c.tf32_gemm_inputs = it->second == Format::TF32;
-    }
+    if (it != options_.node_precision.end()) c = config_for(it->second, c.accumulation, c.profile, c.threads);
     node_configs_.push_back(c);
     if (c.storage != Format::FP32 && !initializers_by_format_.count(c.storage)) {
       auto& converted = initializers_by_format_[c.storage];

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "kernels/hd.h"
+#include "tensor/hd.h"
 
 namespace mpa {
 

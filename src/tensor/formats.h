@@ -16,7 +16,7 @@
 #include <optional>
 #include <string_view>
 
-#include "kernels/hd.h"
+#include "tensor/hd.h"
 #include "tensor/float16.h"
 
 namespace mpa {
@@ -44,6 +44,15 @@ inline std::string_view format_name(Format format) { return format_traits(format
 // Accepts the canonical names ("fp32", "fp16", "bf16", "fp8e4m3", "fp8e5m2", "tf32", "fp64"), the ONNX
 // spellings "fp8e4m3fn", "float16", "bfloat16", "float32", "float64", any letter case.
 std::optional<Format> parse_format(std::string_view name);
+
+// Format rules, the only code that knows them. TF32 is a math mode, not a storage format: its values are
+// stored as FP32 and only GEMM/Conv operands are rounded to TF32 (runtime/precision.h config_for).
+inline Format storage_format(Format format) { return format == Format::TF32 ? Format::FP32 : format; }
+// Whether a target stores its tensors with per-tensor scales from the reference absmax (FP8 recipes):
+// FP8 formats under --fp8-scaling absmax; every other format runs unscaled.
+inline bool absmax_scaled(Format target, bool fp8_absmax_scaling) {
+  return fp8_absmax_scaling && (target == Format::FP8E4M3FN || target == Format::FP8E5M2);
+}
 
 namespace detail {
 

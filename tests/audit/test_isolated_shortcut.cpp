@@ -1,5 +1,5 @@
 // The audit takes the stored reference output as the isolated output of ops whose outputs select input
-// values (audit/rounding_commutes.h) instead of running them. Checked here against actually running each
+// values (OpTraits::rounding_commutes) instead of running them. Checked here against actually running each
 // such node on its reference inputs stored in the format, for every format the shortcut serves.
 #include <gtest/gtest.h>
 
@@ -7,7 +7,6 @@
 #include <random>
 
 #include "audit/auditor.h"
-#include "audit/rounding_commutes.h"
 #include "model/loader.h"
 #include "runtime/precision.h"
 #include "support/model_builder.h"
@@ -84,7 +83,7 @@ TEST(IsolatedShortcut, SelectionOpsOnStoredInputsGiveTheStoredReferenceOutput) {
     Session low(model.graph, options);
     for (size_t i = 0; i < graph.nodes.size(); ++i) {
       const Node& node = graph.nodes[i];
-      if (!rounding_commutes_with(node)) continue;
+      if (!traits_of(node).rounding_commutes) continue;
       std::vector<Tensor> stored_inputs;
       for (const auto& name : node.inputs) {
         const Tensor& v = values.at(name);

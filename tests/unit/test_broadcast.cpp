@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "ops/broadcast.h"
+#include "backends/cpu/broadcast_loops.h"
 
 using namespace mpa;
 

@@ -8,7 +8,7 @@
 #include <limits>
 
 #include "backends/cpu/parallel.h"
-#include "ops/broadcast.h"
+#include "backends/cpu/broadcast_loops.h"
 #include "ops/op.h"
 
 using namespace mpa;

@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "backends/cpu/parallel.h"
-#include "ops/broadcast.h"
+#include "backends/cpu/broadcast_loops.h"
 #include "tensor/tensor.h"
 
 namespace mpa::cpu {

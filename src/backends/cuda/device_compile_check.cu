@@ -10,7 +10,7 @@
 
 #include "kernels/binary.h"
 #include "kernels/cast.h"
-#include "kernels/hd.h"
+#include "tensor/hd.h"
 #include "kernels/normalize.h"
 #include "kernels/reduce.h"
 #include "kernels/softmax.h"

@@ -1,4 +1,4 @@
-#include "ops/broadcast.h"
+#include "tensor/broadcast.h"
 
 #include <string>
 

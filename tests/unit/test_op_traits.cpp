@@ -1,0 +1,31 @@
+// Op traits live beside each op's registration (ops/op.h MPA_OP_TRAITS): every registered op has a record,
+// and the facts the audit relies on hold for the ops it relies on them for.
+#include <gtest/gtest.h>
+
+#include "ops/op.h"
+
+using namespace mpa;
+
+TEST(OpTraits, EveryRegisteredOpHasARecord) {
+  const OpRegistry& registry = OpRegistry::instance();
+  for (const OpRegistry::Entry& e : registry.entries())
+    EXPECT_NE(registry.traits(e.domain, e.op_type), nullptr)
+        << (e.domain.empty() ? "" : e.domain + ".") << e.op_type << " has no MPA_OP_TRAITS line beside its kernel";
+}
+
+TEST(OpTraits, ValueMovingOpsAreSelectionsAndArithmeticIsNeither) {
+  const OpRegistry& registry = OpRegistry::instance();
+  for (const char* op : {"Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose"}) {
+    ASSERT_NE(registry.traits("", op), nullptr) << op;
+    EXPECT_TRUE(registry.traits("", op)->moves_values_only) << op;
+    EXPECT_TRUE(registry.traits("", op)->rounding_commutes) << op << ": a reordering selects its input's values";
+  }
+  for (const char* op : {"Add", "MatMul", "Softmax", "Pad", "Resize", "AveragePool", "Cast"}) {
+    ASSERT_NE(registry.traits("", op), nullptr) << op;
+    EXPECT_FALSE(registry.traits("", op)->rounding_commutes) << op;
+    EXPECT_FALSE(registry.traits("", op)->moves_values_only) << op;
+  }
+  Node unknown;
+  unknown.op_type = "NoSuchOp";
+  EXPECT_FALSE(traits_of(unknown).rounding_commutes);
+}
