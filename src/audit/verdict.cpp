@@ -136,234 +136,340 @@ bool worth_tracing(const probes::FormatFit& fit, int64_t isolated_nonfinite, con
   return fit.significant_flush > 0 && fit.significant_flush_fraction() >= thresholds.underflow_warn_frac;
 }
 
-void evaluate(report::Report& report, const std::vector<std::string>& graph_outputs) {
-  const report::Thresholds& th = report.config.thresholds;
+namespace {
+
+// How the report's nodes link: who writes and who reads each value, and the graph outputs a trace may
+// reach with whether they are floating (a changed integer output is harm).
+struct Links {
   std::unordered_map<std::string, size_t> producer;
   std::unordered_map<std::string, std::vector<size_t>> consumers;
-  for (size_t i = 0; i < report.nodes.size(); ++i) {
-    for (const auto& o : report.nodes[i].outputs) producer[o] = i;
-    for (const auto& in : report.nodes[i].inputs) consumers[in].push_back(i);
-  }
-  // Graph outputs a trace may reach, and whether they are floating (a changed integer output is harm).
   std::unordered_map<std::string, bool> output_is_float;
-  for (const std::string& out : graph_outputs) {
-    auto p = producer.find(out);
-    if (p == producer.end()) continue;
-    for (const auto& t : report.nodes[p->second].tensors)
-      if (t.name == out) output_is_float[out] = t.measured;
-  }
 
-  for (const std::string& fmt : report.config.targets) {
-    const Format format = *parse_format(fmt);
-    const Format storage = storage_format(format);
-    const FormatTraits& traits = format_traits(storage);
-    const double warn_db = th.sqnr_warn_db.count(fmt) ? th.sqnr_warn_db.at(fmt) : 40;
-    const double unsafe_db = th.sqnr_unsafe_db.count(fmt) ? th.sqnr_unsafe_db.at(fmt) : 20;
-    report::TargetSummary summary;
-    // Figures per value, so that a node is compared with the outputs it reads, not its producers' worst.
-    std::unordered_map<std::string, NodeFigures> value_figures;
-    std::unordered_map<std::string, const report::TensorStats*> graph_inputs;
-    for (const auto& t : report.inputs) {
-      add_tensor(value_figures[t.name], t, fmt);
-      if (t.measured) graph_inputs[t.name] = &t;
-    }
-    std::vector<std::pair<double, size_t>> ranking;  // (isolated score, node) for culprits
-
+  Links(const report::Report& report, const std::vector<std::string>& graph_outputs) {
     for (size_t i = 0; i < report.nodes.size(); ++i) {
-      NodeStats& node = report.nodes[i];
-      report::NodeTarget target;
-      const NodeFigures f = figures_of(node, fmt);
-      // What the node reads from graph inputs and earlier nodes (initializers have no figures).
-      std::vector<const NodeFigures*> read;
-      for (const auto& in : node.inputs) {
-        auto p = producer.find(in);
-        auto v = value_figures.find(in);
-        const bool earlier = p == producer.end() ? graph_inputs.count(in) > 0 : p->second < i;
-        if (earlier && v != value_figures.end()) read.push_back(&v->second);
-      }
-      auto add = [&](const char* code, Verdict level, std::string message) {
-        target.reasons.push_back({code, level, std::move(message)});
-        target.verdict = std::max(target.verdict, level);
-      };
-      // A node kept in fp32 computes its own values right; what can still go wrong is its output meeting
-      // the format on the way to a consumer that computes in it.
-      const bool kept = node.targets[fmt].kept_fp32;
-      target.kept_fp32 = kept;
-      std::string read_in_format;  // a consumer in the format, for a kept node
-      if (kept)
-        for (const auto& out : node.outputs)
-          for (size_t c : consumers[out])
-            if (read_in_format.empty() && !report.nodes[c].targets[fmt].kept_fp32)
-              read_in_format = report.nodes[c].name;
-      const std::string boundary = read_in_format.empty() ? "" : " where '" + read_in_format + "' reads it in " + fmt;
-      // What the node's outputs, as the format holds them, do downstream.
-      const Judgement own = judge(f.consequence, warn_db, unsafe_db, output_is_float, node.name);
-      bool own_said = false;
-      target.consequence = own.text;
-      if (f.consequence.harm_at != node.name) target.harm_at = f.consequence.harm_at;
-      if (f.overflow > 0 && (!kept || !read_in_format.empty()))
-        add("overflow", by_consequence(Verdict::Unsafe, own),
-            with_consequence("reference absmax " + fmt_g(f.absmax) + " exceeds " + fmt + " max " +
-                                 fmt_g(traits.max_finite, 6) + " in " + std::to_string(f.overflow) + " of " +
-                                 std::to_string(f.values) + " values" + boundary,
-                             own, own_said));
-      if (f.nonzero > 0 && (!kept || !read_in_format.empty())) {
-        const double frac = static_cast<double>(f.significant_flushed) / static_cast<double>(f.nonzero);
-        if (f.significant_flushed > 0 && frac >= th.underflow_warn_frac)
-          add("underflow", by_consequence(frac >= th.underflow_unsafe_frac ? Verdict::Unsafe : Verdict::Warn, own),
-              with_consequence(percent(f.significant_flushed, f.nonzero) + " of nonzero reference values (" +
-                                   std::to_string(f.significant_flushed) + " of " + std::to_string(f.nonzero) +
-                                   ") flush to zero in " + fmt + " (|x| <= " + fmt_g(traits.min_subnormal / 2) +
-                                   ") while within " + std::to_string(traits.mantissa_bits + 1) +
-                                   " bits of the tensor's largest value" + boundary,
-                               own, own_said));
-      }
-      // Graph inputs beyond the format: the node reads them converted (a node kept in fp32 reads them as given).
-      for (const auto& in : node.inputs) {
-        auto g = graph_inputs.find(in);
-        if (kept || g == graph_inputs.end()) continue;
-        const report::TensorStats& t = *g->second;
-        const probes::FormatFit& fit = t.targets.at(fmt).fit;
-        const Judgement input = judge(t.targets.at(fmt).consequence, warn_db, unsafe_db, output_is_float, "");
-        bool input_said = false;
-        if (fit.overflow > 0)
-          add("overflow", by_consequence(Verdict::Unsafe, input),
-              with_consequence("graph input '" + in + "' (absmax " + fmt_g(t.range.absmax()) + ") exceeds " + fmt +
-                                   " max " + fmt_g(traits.max_finite, 6) + " in " + std::to_string(fit.overflow) +
-                                   " of " + std::to_string(t.range.count) + " values, and the node reads it in " + fmt,
-                               input, input_said));
-        const double frac = fit.significant_flush_fraction();
-        if (fit.significant_flush > 0 && frac >= th.underflow_warn_frac)
-          add("underflow", by_consequence(frac >= th.underflow_unsafe_frac ? Verdict::Unsafe : Verdict::Warn, input),
-              with_consequence("graph input '" + in + "' has " + percent(fit.significant_flush, fit.nonzero) +
-                                   " of its nonzero values flushing to zero in " + fmt + " while within " +
-                                   std::to_string(traits.mantissa_bits + 1) +
-                                   " bits of its largest value, and the node reads it in " + fmt,
-                               input, input_said));
-      }
-      // Non-finite values the node alone creates, beyond those its inputs already carry once stored in the
-      // format (a Reshape of an overflowed tensor passes its Inf on; the Mul that computes 0 * -inf makes NaN).
-      int64_t inherited_nonfinite = 0;
-      for (const NodeFigures* r : read) inherited_nonfinite += r->stored_nonfinite;
-      for (const auto& w : node.weights) inherited_nonfinite += w.targets.at(fmt).overflow;
-      // Making NaN is harm wherever it goes; Inf is saturation, judged by its consequence. The roots of a
-      // node's NaN are the producers of the non-finite values it reads.
-      if (!kept && f.iso_nan + f.iso_inf > inherited_nonfinite) {
-        for (const auto& in : node.inputs) {
-          auto v = value_figures.find(in);
-          if (f.iso_nan == 0 || v == value_figures.end() || v->second.stored_nonfinite == 0) continue;
-          auto p = producer.find(in);
-          const std::string root = p == producer.end() ? in : report.nodes[p->second].name;
-          if (std::find(target.roots.begin(), target.roots.end(), root) == target.roots.end())
-            target.roots.push_back(root);
-        }
-        std::string from;
-        for (const std::string& r : target.roots) from += (from.empty() ? " from the non-finite values of '" : "', '") + r;
-        add("nonfinite", f.iso_nan > 0 ? Verdict::Unsafe : by_consequence(Verdict::Unsafe, own),
-            with_consequence("the node alone in " + fmt + " gives " + std::to_string(f.iso_nan) + " NaN and " +
-                                 std::to_string(f.iso_inf) + " Inf where the reference is finite" +
-                                 (from.empty() ? "" : from + "' as stored in " + fmt),
-                             own, own_said));
-      }
-      // Non-finite values that first appear in the propagated run here, though the node alone stays finite.
-      bool inputs_nonfinite = false;
-      for (const NodeFigures* r : read) inputs_nonfinite |= r->prop_nonfinite > 0;
-      if (!kept && f.iso_nan + f.iso_inf == 0 && f.prop_nonfinite > 0 && !inputs_nonfinite)
-        add("nonfinite", Verdict::Warn,
-            "the propagated " + fmt + " run first turns non-finite here (" + std::to_string(f.prop_nonfinite) +
-                " values) from errors accumulated upstream");
-      // The node's own contribution: how far its isolated SQNR falls below that of its inputs merely stored
-      // in the format (graph inputs and initializers count as exact). A node fed already-degraded values
-      // (a consumer of subnormals) is not blamed for them.
-      double input_floor = probes::Divergence::kMaxSqnrDb;
-      for (const NodeFigures* r : read)
-        if (r->measured) input_floor = std::min(input_floor, r->stored_sqnr);
-      const double own_loss_db = input_floor - f.iso_sqnr;
-      if (!kept && f.has_iso && f.iso_sqnr < warn_db && own_loss_db >= th.own_loss_db)
-        add("precision_loss", f.iso_sqnr < unsafe_db ? Verdict::Unsafe : Verdict::Warn,
-            "isolated " + fmt + " SQNR " + fmt_g(f.iso_sqnr) + " dB (max rel err " + fmt_g(f.iso_max_rel) +
-                ") is below the " + fmt_g(f.iso_sqnr < unsafe_db ? unsafe_db : warn_db) + " dB limit");
-      for (const auto& w : node.weights) {
-        if (kept) break;  // its weights stay in fp32
-        const probes::FormatFit& fit = w.targets.at(fmt);
-        if (fit.overflow > 0)
-          add("weight_overflow", by_consequence(Verdict::Unsafe, own),
-              with_consequence("weight '" + w.name + "' has " + std::to_string(fit.overflow) + " of " +
-                                   std::to_string(w.count) + " values beyond " + fmt + " max " +
-                                   fmt_g(traits.max_finite, 6),
-                               own, own_said));
-        const double frac = fit.significant_flush_fraction();
-        if (fit.significant_flush > 0 && frac >= th.weight_underflow_warn_frac)
-          add("weight_underflow", frac >= th.weight_underflow_unsafe_frac ? Verdict::Unsafe : Verdict::Warn,
-              "weight '" + w.name + "' has " + std::to_string(fit.significant_flush) + " of " +
-                  std::to_string(fit.nonzero) + " nonzero values flushing to zero in " + fmt +
-                  " while within " + std::to_string(traits.mantissa_bits + 1) + " bits of its largest value");
-      }
-
-      // Propagated-error jump: how far the propagated SQNR falls below that of the node's inputs.
-      double input_level = probes::Divergence::kMaxSqnrDb;
-      for (const NodeFigures* r : read)
-        if (r->measured) input_level = std::min(input_level, r->prop_sqnr);
-      target.propagated_jump_db = f.measured ? std::max(0.0, input_level - f.prop_sqnr) : 0.0;
-      const bool jump = f.measured && ((target.propagated_jump_db >= th.jump_db && f.prop_sqnr < warn_db) ||
-                                       (f.prop_nonfinite > 0 && !inputs_nonfinite));
-      if (jump && summary.first_error_jump.empty()) summary.first_error_jump = node.name;
-
-      if (target.verdict == Verdict::Unsafe) summary.unsafe_nodes.push_back(node.name);
-      if (target.verdict == Verdict::Warn) summary.warn_nodes.push_back(node.name);
-      if (target.verdict != Verdict::Safe) {
-        const bool broken = target.verdict == Verdict::Unsafe && (f.overflow > 0 || f.iso_nan + f.iso_inf > 0);
-        // Broken nodes (overflow, NaN/Inf) lead, earliest first: later ones usually carry the first one's values.
-        ranking.emplace_back(broken ? -1e12 + static_cast<double>(i) : -own_loss_db, i);
-      }
-      node.targets[fmt] = std::move(target);
-      for (const auto& t : node.tensors) add_tensor(value_figures[t.name], t, fmt);
+      for (const auto& o : report.nodes[i].outputs) producer[o] = i;
+      for (const auto& in : report.nodes[i].inputs) consumers[in].push_back(i);
     }
-    std::stable_sort(ranking.begin(), ranking.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    for (size_t r = 0; r < ranking.size() && r < 10; ++r) summary.culprits.push_back(report.nodes[ranking[r].second].name);
-    summary.first_unsafe = summary.unsafe_nodes.empty() ? "" : summary.unsafe_nodes.front();
-    // What to deploy in fp32: the nodes already kept, and the unsafe ones; a node inside a subgraph is kept
-    // with its top-level owner (the first main-graph node after it in the report). A kept node that is
-    // unsafe is so where a consumer reads its output converted: the consumers computing in the format
-    // are kept too, so that the value crosses no conversion that harms it.
-    std::vector<size_t> owner(report.nodes.size());
-    for (size_t i = report.nodes.size(); i-- > 0;)
-      owner[i] = report.nodes[i].scope.empty() || i + 1 == report.nodes.size() ? i : owner[i + 1];
-    std::vector<bool> keep(report.nodes.size(), false);
-    for (size_t i = 0; i < report.nodes.size(); ++i) {
-      const report::NodeTarget& t = report.nodes[i].targets.at(fmt);
-      if (t.kept_fp32 || t.verdict == Verdict::Unsafe) keep[owner[i]] = true;
-      if (!t.kept_fp32 || t.verdict != Verdict::Unsafe) continue;
-      for (const auto& out : report.nodes[i].outputs)
-        for (size_t c : consumers[out])
-          if (!report.nodes[c].targets.at(fmt).kept_fp32) keep[owner[c]] = true;
-    }
-    for (size_t i = 0; i < report.nodes.size(); ++i)
-      if (keep[i]) summary.keep_fp32.push_back(report.nodes[i].name);
-    summary.pass = summary.unsafe_nodes.empty();
-    // A passing audit verified its own keep list; a failing one's advice is verified by auditing again
-    // with it applied (audit/advice.h), which a report alone cannot do.
-    summary.advice.verified = summary.pass;
-    if (!summary.pass) summary.advice.note = "not verified: audit again with --keep-fp32 applied";
     for (const std::string& out : graph_outputs) {
       auto p = producer.find(out);
       if (p == producer.end()) continue;
-      for (const auto& t : report.nodes[p->second].tensors) {
+      for (const auto& t : report.nodes[p->second].tensors)
+        if (t.name == out) output_is_float[out] = t.measured;
+    }
+  }
+};
+
+// The verdicts of one target format: node by node in report order (each node against the figures of the
+// values it reads), then the summary.
+class TargetEvaluation {
+ public:
+  TargetEvaluation(report::Report& report, const Links& links, const std::string& fmt)
+      : report_(report),
+        links_(links),
+        fmt_(fmt),
+        th_(report.config.thresholds),
+        traits_(format_traits(storage_format(*parse_format(fmt)))),
+        warn_db_(th_.sqnr_warn_db.count(fmt) ? th_.sqnr_warn_db.at(fmt) : 40),
+        unsafe_db_(th_.sqnr_unsafe_db.count(fmt) ? th_.sqnr_unsafe_db.at(fmt) : 20) {
+    for (const auto& t : report.inputs) {
+      add_tensor(value_figures_[t.name], t, fmt);
+      if (t.measured) graph_inputs_[t.name] = &t;
+    }
+  }
+
+  void run(const std::vector<std::string>& graph_outputs) {
+    for (size_t i = 0; i < report_.nodes.size(); ++i) evaluate_node(i);
+    rank_culprits();
+    advise_keep_fp32();
+    summarize_outputs(graph_outputs);
+    report_.summary[fmt_] = std::move(summary_);
+  }
+
+ private:
+  // One node's verdict: each reason from the node's figures and those of the values it reads.
+  struct NodeEvaluation {
+    NodeEvaluation(const NodeStats& n, const NodeFigures& figures, std::vector<const NodeFigures*> reads)
+        : node(n), f(figures), read(std::move(reads)) {}
+    const NodeStats& node;
+    const NodeFigures& f;
+    std::vector<const NodeFigures*> read;  // graph inputs and earlier nodes' outputs (initializers: none)
+    report::NodeTarget target;
+    bool kept = false;
+    std::string boundary;  // for a kept node: " where 'C' reads it in FMT", C its first consumer in the format
+    Judgement own;         // what the node's outputs, as the format holds them, do downstream
+    bool own_said = false;
+    bool inputs_nonfinite = false;  // a value it reads is non-finite in the propagated run
+
+    void add(const char* code, Verdict level, std::string message) {
+      target.reasons.push_back({code, level, std::move(message)});
+      target.verdict = std::max(target.verdict, level);
+    }
+    // A kept node is judged only where a consumer computing in the format reads its output converted.
+    bool judged_at_outputs() const { return !kept || !boundary.empty(); }
+  };
+
+  void evaluate_node(size_t i) {
+    NodeStats& node = report_.nodes[i];
+    const NodeFigures f = figures_of(node, fmt_);
+    NodeEvaluation e(node, f, reads_of(i));
+    // A node kept in fp32 computes its own values right; what can still go wrong is its output meeting
+    // the format on the way to a consumer that computes in it.
+    e.kept = node.targets[fmt_].kept_fp32;
+    e.target.kept_fp32 = e.kept;
+    const std::string reader = first_reader_in_format(node);
+    e.boundary = reader.empty() ? "" : " where '" + reader + "' reads it in " + fmt_;
+    e.own = judge(f.consequence, warn_db_, unsafe_db_, links_.output_is_float, node.name);
+    e.target.consequence = e.own.text;
+    if (f.consequence.harm_at != node.name) e.target.harm_at = f.consequence.harm_at;
+    for (const NodeFigures* r : e.read) e.inputs_nonfinite |= r->prop_nonfinite > 0;
+
+    saturation_reasons(e);
+    graph_input_reasons(e);
+    nonfinite_reasons(e);
+    const double own_loss_db = precision_reason(e);
+    weight_reasons(e);
+    note_error_jump(e);
+
+    if (e.target.verdict == Verdict::Unsafe) summary_.unsafe_nodes.push_back(node.name);
+    if (e.target.verdict == Verdict::Warn) summary_.warn_nodes.push_back(node.name);
+    if (e.target.verdict != Verdict::Safe) {
+      const bool broken = e.target.verdict == Verdict::Unsafe && (f.overflow > 0 || f.iso_nan + f.iso_inf > 0);
+      // Broken nodes (overflow, NaN/Inf) lead, earliest first: later ones usually carry the first one's values.
+      ranking_.emplace_back(broken ? -1e12 + static_cast<double>(i) : -own_loss_db, i);
+    }
+    node.targets[fmt_] = std::move(e.target);
+    for (const auto& t : node.tensors) add_tensor(value_figures_[t.name], t, fmt_);
+  }
+
+  // The figures of what node i reads from graph inputs and earlier nodes (initializers have no figures).
+  std::vector<const NodeFigures*> reads_of(size_t i) const {
+    std::vector<const NodeFigures*> read;
+    for (const auto& in : report_.nodes[i].inputs) {
+      auto p = links_.producer.find(in);
+      auto v = value_figures_.find(in);
+      const bool earlier = p == links_.producer.end() ? graph_inputs_.count(in) > 0 : p->second < i;
+      if (earlier && v != value_figures_.end()) read.push_back(&v->second);
+    }
+    return read;
+  }
+
+  // For a kept node, its first consumer computing in the format; "" when none (or not kept).
+  std::string first_reader_in_format(const NodeStats& node) const {
+    if (!node.targets.at(fmt_).kept_fp32) return "";
+    for (const auto& out : node.outputs) {
+      auto readers = links_.consumers.find(out);
+      if (readers == links_.consumers.end()) continue;
+      for (size_t c : readers->second)
+        if (!report_.nodes[c].targets.at(fmt_).kept_fp32) return report_.nodes[c].name;
+    }
+    return "";
+  }
+
+  // Overflow and flush to zero of the node's outputs, judged by their consequence.
+  void saturation_reasons(NodeEvaluation& e) const {
+    const NodeFigures& f = e.f;
+    if (!e.judged_at_outputs()) return;
+    if (f.overflow > 0)
+      e.add("overflow", by_consequence(Verdict::Unsafe, e.own),
+            with_consequence("reference absmax " + fmt_g(f.absmax) + " exceeds " + fmt_ + " max " +
+                                 fmt_g(traits_.max_finite, 6) + " in " + std::to_string(f.overflow) + " of " +
+                                 std::to_string(f.values) + " values" + e.boundary,
+                             e.own, e.own_said));
+    if (f.nonzero == 0) return;
+    const double frac = static_cast<double>(f.significant_flushed) / static_cast<double>(f.nonzero);
+    if (f.significant_flushed > 0 && frac >= th_.underflow_warn_frac)
+      e.add("underflow", by_consequence(frac >= th_.underflow_unsafe_frac ? Verdict::Unsafe : Verdict::Warn, e.own),
+            with_consequence(percent(f.significant_flushed, f.nonzero) + " of nonzero reference values (" +
+                                 std::to_string(f.significant_flushed) + " of " + std::to_string(f.nonzero) +
+                                 ") flush to zero in " + fmt_ + " (|x| <= " + fmt_g(traits_.min_subnormal / 2) +
+                                 ") while within " + std::to_string(traits_.mantissa_bits + 1) +
+                                 " bits of the tensor's largest value" + e.boundary,
+                             e.own, e.own_said));
+  }
+
+  // Graph inputs beyond the format: the node reads them converted (a node kept in fp32 reads them as given).
+  void graph_input_reasons(NodeEvaluation& e) const {
+    if (e.kept) return;
+    for (const auto& in : e.node.inputs) {
+      auto g = graph_inputs_.find(in);
+      if (g == graph_inputs_.end()) continue;
+      const report::TensorStats& t = *g->second;
+      const probes::FormatFit& fit = t.targets.at(fmt_).fit;
+      const Judgement input = judge(t.targets.at(fmt_).consequence, warn_db_, unsafe_db_, links_.output_is_float, "");
+      bool input_said = false;
+      if (fit.overflow > 0)
+        e.add("overflow", by_consequence(Verdict::Unsafe, input),
+              with_consequence("graph input '" + in + "' (absmax " + fmt_g(t.range.absmax()) + ") exceeds " + fmt_ +
+                                   " max " + fmt_g(traits_.max_finite, 6) + " in " + std::to_string(fit.overflow) +
+                                   " of " + std::to_string(t.range.count) + " values, and the node reads it in " +
+                                   fmt_,
+                               input, input_said));
+      const double frac = fit.significant_flush_fraction();
+      if (fit.significant_flush > 0 && frac >= th_.underflow_warn_frac)
+        e.add("underflow", by_consequence(frac >= th_.underflow_unsafe_frac ? Verdict::Unsafe : Verdict::Warn, input),
+              with_consequence("graph input '" + in + "' has " + percent(fit.significant_flush, fit.nonzero) +
+                                   " of its nonzero values flushing to zero in " + fmt_ + " while within " +
+                                   std::to_string(traits_.mantissa_bits + 1) +
+                                   " bits of its largest value, and the node reads it in " + fmt_,
+                               input, input_said));
+    }
+  }
+
+  // Non-finite values the node alone creates, beyond those its inputs already carry once stored in the
+  // format (a Reshape of an overflowed tensor passes its Inf on; the Mul that computes 0 * -inf makes NaN).
+  // Making NaN is harm wherever it goes; Inf is saturation, judged by its consequence. The roots of a
+  // node's NaN are the producers of the non-finite values it reads. Then the non-finite values that first
+  // appear in the propagated run here, though the node alone stays finite.
+  void nonfinite_reasons(NodeEvaluation& e) const {
+    const NodeFigures& f = e.f;
+    if (e.kept) return;
+    int64_t inherited_nonfinite = 0;
+    for (const NodeFigures* r : e.read) inherited_nonfinite += r->stored_nonfinite;
+    for (const auto& w : e.node.weights) inherited_nonfinite += w.targets.at(fmt_).overflow;
+    if (f.iso_nan + f.iso_inf > inherited_nonfinite) {
+      for (const auto& in : e.node.inputs) {
+        auto v = value_figures_.find(in);
+        if (f.iso_nan == 0 || v == value_figures_.end() || v->second.stored_nonfinite == 0) continue;
+        auto p = links_.producer.find(in);
+        const std::string root = p == links_.producer.end() ? in : report_.nodes[p->second].name;
+        if (std::find(e.target.roots.begin(), e.target.roots.end(), root) == e.target.roots.end())
+          e.target.roots.push_back(root);
+      }
+      std::string from;
+      for (const std::string& r : e.target.roots) from += (from.empty() ? " from the non-finite values of '" : "', '") + r;
+      e.add("nonfinite", f.iso_nan > 0 ? Verdict::Unsafe : by_consequence(Verdict::Unsafe, e.own),
+            with_consequence("the node alone in " + fmt_ + " gives " + std::to_string(f.iso_nan) + " NaN and " +
+                                 std::to_string(f.iso_inf) + " Inf where the reference is finite" +
+                                 (from.empty() ? "" : from + "' as stored in " + fmt_),
+                             e.own, e.own_said));
+    }
+    if (f.iso_nan + f.iso_inf == 0 && f.prop_nonfinite > 0 && !e.inputs_nonfinite)
+      e.add("nonfinite", Verdict::Warn,
+            "the propagated " + fmt_ + " run first turns non-finite here (" + std::to_string(f.prop_nonfinite) +
+                " values) from errors accumulated upstream");
+  }
+
+  // The node's own contribution: how far its isolated SQNR falls below that of its inputs merely stored
+  // in the format (graph inputs and initializers count as exact). A node fed already-degraded values
+  // (a consumer of subnormals) is not blamed for them. Returns that loss (dB), which ranks culprits.
+  double precision_reason(NodeEvaluation& e) const {
+    const NodeFigures& f = e.f;
+    double input_floor = probes::Divergence::kMaxSqnrDb;
+    for (const NodeFigures* r : e.read)
+      if (r->measured) input_floor = std::min(input_floor, r->stored_sqnr);
+    const double own_loss_db = input_floor - f.iso_sqnr;
+    if (!e.kept && f.has_iso && f.iso_sqnr < warn_db_ && own_loss_db >= th_.own_loss_db)
+      e.add("precision_loss", f.iso_sqnr < unsafe_db_ ? Verdict::Unsafe : Verdict::Warn,
+            "isolated " + fmt_ + " SQNR " + fmt_g(f.iso_sqnr) + " dB (max rel err " + fmt_g(f.iso_max_rel) +
+                ") is below the " + fmt_g(f.iso_sqnr < unsafe_db_ ? unsafe_db_ : warn_db_) + " dB limit");
+    return own_loss_db;
+  }
+
+  // Initializers beyond the format or flushing in it (a kept node reads its weights in fp32).
+  void weight_reasons(NodeEvaluation& e) const {
+    if (e.kept) return;
+    for (const auto& w : e.node.weights) {
+      const probes::FormatFit& fit = w.targets.at(fmt_);
+      if (fit.overflow > 0)
+        e.add("weight_overflow", by_consequence(Verdict::Unsafe, e.own),
+              with_consequence("weight '" + w.name + "' has " + std::to_string(fit.overflow) + " of " +
+                                   std::to_string(w.count) + " values beyond " + fmt_ + " max " +
+                                   fmt_g(traits_.max_finite, 6),
+                               e.own, e.own_said));
+      const double frac = fit.significant_flush_fraction();
+      if (fit.significant_flush > 0 && frac >= th_.weight_underflow_warn_frac)
+        e.add("weight_underflow", frac >= th_.weight_underflow_unsafe_frac ? Verdict::Unsafe : Verdict::Warn,
+              "weight '" + w.name + "' has " + std::to_string(fit.significant_flush) + " of " +
+                  std::to_string(fit.nonzero) + " nonzero values flushing to zero in " + fmt_ + " while within " +
+                  std::to_string(traits_.mantissa_bits + 1) + " bits of its largest value");
+    }
+  }
+
+  // Propagated-error jump: how far the propagated SQNR falls below that of the node's inputs.
+  void note_error_jump(NodeEvaluation& e) {
+    const NodeFigures& f = e.f;
+    double input_level = probes::Divergence::kMaxSqnrDb;
+    for (const NodeFigures* r : e.read)
+      if (r->measured) input_level = std::min(input_level, r->prop_sqnr);
+    e.target.propagated_jump_db = f.measured ? std::max(0.0, input_level - f.prop_sqnr) : 0.0;
+    const bool jump = f.measured && ((e.target.propagated_jump_db >= th_.jump_db && f.prop_sqnr < warn_db_) ||
+                                     (f.prop_nonfinite > 0 && !e.inputs_nonfinite));
+    if (jump && summary_.first_error_jump.empty()) summary_.first_error_jump = e.node.name;
+  }
+
+  void rank_culprits() {
+    std::stable_sort(ranking_.begin(), ranking_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (size_t r = 0; r < ranking_.size() && r < 10; ++r)
+      summary_.culprits.push_back(report_.nodes[ranking_[r].second].name);
+    summary_.first_unsafe = summary_.unsafe_nodes.empty() ? "" : summary_.unsafe_nodes.front();
+    summary_.pass = summary_.unsafe_nodes.empty();
+  }
+
+  // What to deploy in fp32: the nodes already kept, and the unsafe ones; a node inside a subgraph is kept
+  // with its top-level owner (the first main-graph node after it in the report). A kept node that is
+  // unsafe is so where a consumer reads its output converted: the consumers computing in the format
+  // are kept too, so that the value crosses no conversion that harms it. A passing audit verified its own
+  // keep list; a failing one's advice is verified by auditing again with it applied (audit/advice.h),
+  // which a report alone cannot do.
+  void advise_keep_fp32() {
+    const std::vector<NodeStats>& nodes = report_.nodes;
+    std::vector<size_t> owner(nodes.size());
+    for (size_t i = nodes.size(); i-- > 0;) owner[i] = nodes[i].scope.empty() || i + 1 == nodes.size() ? i : owner[i + 1];
+    std::vector<bool> keep(nodes.size(), false);
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      const report::NodeTarget& t = nodes[i].targets.at(fmt_);
+      if (t.kept_fp32 || t.verdict == Verdict::Unsafe) keep[owner[i]] = true;
+      if (!t.kept_fp32 || t.verdict != Verdict::Unsafe) continue;
+      for (const auto& out : nodes[i].outputs)
+        if (auto readers = links_.consumers.find(out); readers != links_.consumers.end())
+          for (size_t c : readers->second)
+            if (!nodes[c].targets.at(fmt_).kept_fp32) keep[owner[c]] = true;
+    }
+    for (size_t i = 0; i < nodes.size(); ++i)
+      if (keep[i]) summary_.keep_fp32.push_back(nodes[i].name);
+    summary_.advice.verified = summary_.pass;
+    if (!summary_.pass) summary_.advice.note = "not verified: audit again with --keep-fp32 applied";
+  }
+
+  // The graph outputs' errors. NaN/Inf where the reference is finite makes the errors unbounded and cosine
+  // and SQNR undefined (null in JSON), which fails every gate on them; so does an output with no element
+  // to compare.
+  void summarize_outputs(const std::vector<std::string>& graph_outputs) {
+    for (const std::string& out : graph_outputs) {
+      auto p = links_.producer.find(out);
+      if (p == links_.producer.end()) continue;
+      for (const auto& t : report_.nodes[p->second].tensors) {
         if (t.name != out || !t.measured) continue;
-        // NaN/Inf where the reference is finite makes the errors unbounded and cosine and SQNR undefined
-        // (null in JSON), which fails every gate on them; so does an output with no element to compare.
-        const probes::Divergence& d = t.targets.at(fmt).propagated;
+        const probes::Divergence& d = t.targets.at(fmt_).propagated;
         const double undefined = std::nan("");
         if (d.nonfinite())
-          summary.outputs.push_back({out, INFINITY, INFINITY, undefined, undefined});
+          summary_.outputs.push_back({out, INFINITY, INFINITY, undefined, undefined});
         else if (d.compared == 0)
-          summary.outputs.push_back({out, undefined, undefined, undefined, undefined});
+          summary_.outputs.push_back({out, undefined, undefined, undefined, undefined});
         else
-          summary.outputs.push_back({out, d.max_abs, d.max_rel, d.cosine(), d.sqnr_db()});
+          summary_.outputs.push_back({out, d.max_abs, d.max_rel, d.cosine(), d.sqnr_db()});
       }
     }
-    report.summary[fmt] = std::move(summary);
   }
+
+  report::Report& report_;
+  const Links& links_;
+  const std::string fmt_;
+  const report::Thresholds& th_;
+  const FormatTraits& traits_;
+  const double warn_db_, unsafe_db_;
+  report::TargetSummary summary_;
+  // Figures per value, so that a node is compared with the outputs it reads, not its producers' worst.
+  std::unordered_map<std::string, NodeFigures> value_figures_;
+  std::unordered_map<std::string, const report::TensorStats*> graph_inputs_;
+  std::vector<std::pair<double, size_t>> ranking_;  // (isolated score, node) for culprits
+};
+
+}  // namespace
+
+void evaluate(report::Report& report, const std::vector<std::string>& graph_outputs) {
+  const Links links(report, graph_outputs);
+  for (const std::string& fmt : report.config.targets) TargetEvaluation(report, links, fmt).run(graph_outputs);
 }
 
 }  // namespace mpa

@@ -101,6 +101,19 @@ class SubgraphObserver {
                          const ScopeLookup& scope) = 0;
 };
 
+// The executor's service to control-flow kernels (If, Loop, Scan), so that ops know no executor: runs one
+// of their subgraphs. The executor sets it on the KernelContext of every node it runs.
+class SubgraphExecutor {
+ public:
+  virtual ~SubgraphExecutor() = default;
+  // Runs `graph` on `feeds` (its declared inputs by name) under `config`, reading outer values through
+  // `scope` and showing its nodes to `observer` (either may be nullptr); returns its outputs by name.
+  virtual std::map<std::string, Tensor> run_subgraph(const std::shared_ptr<const Graph>& graph,
+                                                     const std::map<std::string, Tensor>& feeds,
+                                                     const ExecConfig& config, const ScopeLookup* scope,
+                                                     SubgraphObserver* observer) const = 0;
+};
+
 // What compute() sees: inputs (nullptr for omitted optional inputs), outputs to fill.
 class KernelContext {
  public:
@@ -126,6 +139,9 @@ class KernelContext {
   // Who watches the nodes of the node's subgraphs (the audit), or nullptr.
   SubgraphObserver* observer() const { return observer_; }
   void set_observer(SubgraphObserver* observer) { observer_ = observer; }
+  // Who runs the node's subgraphs (the executor), or nullptr outside one.
+  const SubgraphExecutor* subgraphs() const { return subgraphs_; }
+  void set_subgraphs(const SubgraphExecutor* subgraphs) { subgraphs_ = subgraphs; }
 
  private:
   const Node& node_;
@@ -134,6 +150,7 @@ class KernelContext {
   const ExecConfig& config_;
   const ScopeLookup* scope_ = nullptr;
   SubgraphObserver* observer_ = nullptr;
+  const SubgraphExecutor* subgraphs_ = nullptr;
 };
 
 class OpKernel {

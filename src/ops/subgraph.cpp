@@ -2,8 +2,6 @@
 
 #include <cstring>
 
-#include "runtime/precision.h"
-#include "runtime/session.h"
 
 namespace mpa {
 
@@ -43,22 +41,12 @@ std::vector<Tensor> SubgraphRunner::run(const std::vector<Tensor>& inputs, const
   if (inputs.size() != graph_->inputs.size())
     fail(owner_ + ": its subgraph declares " + std::to_string(graph_->inputs.size()) + " inputs, " +
          std::to_string(inputs.size()) + " given");
-  SessionOptions options;
-  options.threads = config.threads;
-  options.precision = format_of(config);
-  options.accumulation = config.accumulation;
-  options.profile = config.profile;
-  const Session* session = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto& slot = sessions_[{options.precision, options.accumulation, options.profile, options.threads}];
-    if (!slot) slot = std::make_unique<Session>(graph_, options);
-    session = slot.get();
-  }
-  TensorMap feeds;
+  if (!ctx.subgraphs()) fail(owner_ + ": no executor to run its subgraph");
+  std::map<std::string, Tensor> feeds;
   for (size_t i = 0; i < inputs.size(); ++i) feeds[graph_->inputs[i].name] = inputs[i];
   const ObservedRun observed(ctx.observer(), ctx.node(), attribute_, iteration);
-  const TensorMap outputs = session->run(feeds, {}, nullptr, ctx.scope(), ctx.observer());
+  const std::map<std::string, Tensor> outputs =
+      ctx.subgraphs()->run_subgraph(graph_, feeds, config, ctx.scope(), ctx.observer());
   std::vector<Tensor> ordered;
   for (const ValueInfo& out : graph_->outputs) ordered.push_back(outputs.at(out.name));
   return ordered;

@@ -1,17 +1,13 @@
-// What the control-flow ops (If, Loop, Scan) share: running a subgraph with the executor itself, in the
-// precision and math of the node that owns it, so a low-precision run computes the branches and loop
+// What the control-flow ops (If, Loop, Scan) share: running a subgraph through the executor
+// (SubgraphExecutor, ops/op.h), in the precision and math of the node that owns it, so a low-precision run computes the branches and loop
 // bodies in that precision too; and slicing/stacking tensors along an axis for iterations.
 #pragma once
-#include <map>
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #include "ops/op.h"
 
 namespace mpa {
-
-class Session;
 
 class SubgraphRunner {
  public:
@@ -27,9 +23,6 @@ class SubgraphRunner {
   std::shared_ptr<const Graph> graph_;
   std::string attribute_;  // the owning node's graph attribute holding the subgraph
   std::string owner_;      // the owning node's label, for errors
-  // One session per precision setting the node runs under (the audit runs several), made on first use.
-  mutable std::mutex mutex_;
-  mutable std::map<std::tuple<Format, Accumulation, RuntimeProfile, int>, std::unique_ptr<Session>> sessions_;
 };
 
 // A scalar tensor shaped as `declared` says (rank 0 or [1]), for a loop body's iteration number and condition.

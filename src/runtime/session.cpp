@@ -135,6 +135,24 @@ Session::Session(std::shared_ptr<const Graph> graph, SessionOptions options)
 
 Session::~Session() = default;
 
+TensorMap Session::run_subgraph(const std::shared_ptr<const Graph>& graph, const TensorMap& feeds,
+                                const ExecConfig& config, const ScopeLookup* scope, SubgraphObserver* observer) const {
+  SessionOptions options;
+  options.threads = config.threads;
+  options.precision = format_of(config);
+  options.accumulation = config.accumulation;
+  options.profile = config.profile;
+  const Session* session = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(subgraph_mutex_);
+    auto& slot = subgraph_sessions_[{graph.get(), options.precision, options.accumulation, options.profile,
+                                     options.threads}];
+    if (!slot) slot = std::make_unique<Session>(graph, options);
+    session = slot.get();
+  }
+  return session->run(feeds, {}, nullptr, scope, observer);
+}
+
 void Session::check_feeds(const TensorMap& feeds) const {
   for (const ValueInfo& in : graph_->inputs) {
     auto it = feeds.find(in.name);
@@ -159,6 +177,7 @@ std::vector<Tensor> Session::run_node(size_t index, std::vector<const Tensor*> i
   KernelContext ctx(node, std::move(inputs), node.outputs.size(), config);
   ctx.set_scope(scope);
   ctx.set_observer(observer);
+  ctx.set_subgraphs(this);
   try {
     kernels_[index]->compute(ctx);
   } catch (const UnsupportedType& e) {

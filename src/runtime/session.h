@@ -5,7 +5,9 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -47,7 +49,7 @@ struct UnsupportedNode {
 // Nodes whose (domain, op, opset) has no registered kernel, including inside subgraphs.
 std::vector<UnsupportedNode> find_unsupported_nodes(const Graph& graph);
 
-class Session {
+class Session : public SubgraphExecutor {
  public:
   // Creates every kernel up front: unsupported ops and bad attributes fail here, before any run.
   explicit Session(std::shared_ptr<const Graph> graph, SessionOptions options = {});
@@ -73,6 +75,10 @@ class Session {
   // Values whose last reader is node `index`: free them after it ran.
   const std::vector<std::string>& release_after(size_t index) const { return release_after_[index]; }
   const ExecConfig& default_config() const { return config_; }
+  // Runs a control-flow node's subgraph through a session of its own per precision setting (the audit
+  // runs several), made on first use and kept for later iterations and samples.
+  TensorMap run_subgraph(const std::shared_ptr<const Graph>& graph, const TensorMap& feeds, const ExecConfig& config,
+                         const ScopeLookup* scope, SubgraphObserver* observer) const override;
 
  private:
   std::shared_ptr<const Graph> graph_;
@@ -96,6 +102,9 @@ class Session {
     std::vector<int> release;
   };
   std::vector<NodeSlots> node_slots_;
+  mutable std::mutex subgraph_mutex_;
+  mutable std::map<std::tuple<const Graph*, Format, Accumulation, RuntimeProfile, int>, std::unique_ptr<Session>>
+      subgraph_sessions_;
 };
 
 }  // namespace mpa
