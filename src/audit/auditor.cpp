@@ -8,7 +8,6 @@
 
 #include "audit/consequence.h"
 #include "audit/verdict.h"
-#include "backends/cpu/parallel.h"
 #include "probes/fast_paths.h"
 #include "probes/nvtx_range.h"
 #include "runtime/precision.h"
@@ -41,51 +40,6 @@ bool is_float(DType t) { return dtype_is_float(t); }
 
 // A value of one stream under the name it has in the graph.
 using ValueMap = std::unordered_map<std::string, Tensor>;
-
-// One stream of values (reference, or a target's propagated run) with its converted initializers.
-struct Stream {
-  ValueMap values;
-  const std::map<std::string, Tensor>* initializers = nullptr;
-  // The model's own (fp32) initializers, which nodes kept in fp32 read; nullptr: `initializers` serve all.
-  const std::map<std::string, Tensor>* fp32_initializers = nullptr;
-  // Outputs of nodes kept in fp32 (wide), and their copies in the target format for consumers computing
-  // in it: the Cast a mixed-precision model has at that boundary.
-  std::unordered_set<std::string> wide;
-  ValueMap narrowed;
-  std::function<Tensor(const Tensor&)> narrow;
-
-  // The value as a node computing in the target format (or, `in_target_format` false, in fp32) reads it.
-  const Tensor* find(const std::string& name, bool in_target_format = true) {
-    auto it = values.find(name);
-    if (it == values.end()) {
-      const auto* source = !in_target_format && fp32_initializers ? fp32_initializers : initializers;
-      auto init = source->find(name);
-      return init == source->end() ? nullptr : &init->second;
-    }
-    if (!in_target_format || !wide.count(name)) return &it->second;
-    auto n = narrowed.find(name);
-    if (n == narrowed.end()) n = narrowed.emplace(name, narrow(it->second)).first;
-    return &n->second;
-  }
-  std::vector<const Tensor*> inputs_of(const Node& node, bool in_target_format = true) {
-    std::vector<const Tensor*> out;
-    for (const auto& name : node.inputs) {
-      const Tensor* t = name.empty() ? nullptr : find(name, in_target_format);
-      if (!name.empty() && !t) fail(node.label() + ": input '" + name + "' has no value");
-      out.push_back(t);
-    }
-    return out;
-  }
-  void store(const std::string& name, Tensor value, bool is_wide) {
-    values[name] = std::move(value);
-    if (is_wide) wide.insert(name);
-  }
-  void release(const std::string& name) {
-    values.erase(name);
-    narrowed.erase(name);
-    wide.erase(name);
-  }
-};
 
 std::vector<const Tensor*> views_of(const std::vector<Tensor>& tensors) {
   std::vector<const Tensor*> out;
@@ -199,6 +153,12 @@ struct Auditor::Impl {
   Auditor::TimeSplit time;
   std::unordered_set<std::string> read_in_format;  // values some node computing in the format reads
   std::unique_ptr<ConsequenceTracer> tracer;
+  // The executor's streams: the reference, then each target's whole-graph run (nodes kept in fp32 compute
+  // in fp32 there), stepped in lockstep by Session::run_streams.
+  std::vector<StreamPlan> plans;
+  std::vector<bool> has_subgraphs;  // by graph node index
+  // The reference absmax of the running node's outputs, which FP8 targets' per-tensor output scales follow.
+  std::vector<double> running_absmax;
 
   Impl(std::shared_ptr<const Graph> g, AuditOptions o)
       : graph(std::move(g)), options(std::move(o)), session(graph, session_options(options.threads)) {
@@ -244,6 +204,24 @@ struct Auditor::Impl {
     }
     tracer = std::make_unique<ConsequenceTracer>(session, reference_config, divergence_params, top_slot,
                                                  std::move(report_names), kept_fp32);
+    make_plans();
+  }
+
+  void make_plans() {
+    StreamPlan reference_plan;
+    reference_plan.node_config.assign(graph->nodes.size(), reference_config);
+    if (options.reference == Format::FP64) reference_plan.initializers[Format::FP64] = &reference_initializers;
+    plans.push_back(std::move(reference_plan));
+    for (size_t k = 0; k < options.targets.size(); ++k) {
+      StreamPlan target;
+      for (size_t i = 0; i < graph->nodes.size(); ++i)
+        target.node_config.push_back(kept_fp32[i] ? fp32_config : target_configs[k]);
+      if (target_configs[k].storage != Format::FP32) target.initializers[target_configs[k].storage] = &target_initializers[k];
+      target.fp8_absmax_scaling = scaled(k);
+      if (scaled(k)) target.output_scale = [this, k](size_t, size_t o) { return scale_for(k, running_absmax[o]); };
+      plans.push_back(std::move(target));
+    }
+    for (const Node& node : graph->nodes) has_subgraphs.push_back(!subgraphs_of(node).empty());
   }
 
   std::string target_name(size_t k) const { return std::string(format_name(options.targets[k])); }
@@ -619,19 +597,32 @@ struct Auditor::Impl {
 
   // The graph inputs as fed (the reference) and as the target runs read them: converted to the format,
   // which is both their stored and their propagated value (and their isolated one).
-  void measure_graph_inputs(Stream& reference, std::vector<Stream>& propagated, int64_t sample) {
+  void measure_graph_inputs(const TensorMap& feeds, int64_t sample) {
     std::vector<std::string> names;
-    std::vector<const Tensor*> ref_in;
+    std::vector<Tensor> fed;
     for (const ValueInfo& in : graph->inputs) {
       names.push_back(in.name);
-      ref_in.push_back(reference.find(in.name));
+      // An input backed by an initializer need not be fed: then the initializer is its value.
+      auto f = feeds.find(in.name);
+      auto init = reference_initializers.find(in.name);
+      fed.push_back(f != feeds.end() ? (options.reference == Format::FP64 ? widen_to_double(f->second) : f->second)
+                    : init != reference_initializers.end() ? init->second
+                                                           : Tensor());
     }
+    const std::vector<const Tensor*> ref_in = views_of(fed);
     ensure_tensor_stats(graph_inputs, names, ref_in);
     const std::vector<double> absmax = scale_absmax(ref_in);
     TraceCues cues(names.size(), options.targets.size());
     for (size_t k = 0; k < options.targets.size(); ++k) {
-      std::vector<const Tensor*> read_in_format;
-      for (const std::string& name : names) read_in_format.push_back(propagated[k].find(name));
+      std::vector<Tensor> converted;
+      for (const std::string& name : names) {
+        auto f = feeds.find(name);
+        auto init = target_initializers[k].find(name);
+        converted.push_back(f != feeds.end() ? in_target_format(k, f->second)
+                            : init != target_initializers[k].end() ? init->second
+                                                                   : Tensor());
+      }
+      const std::vector<const Tensor*> read_in_format = views_of(converted);
       measure_target_runs(graph_inputs, k, IsolatedRun::Stored, ref_in, absmax, {}, read_in_format, sample, {}, nullptr,
                           &cues);
       // Nodes kept in fp32 read a graph input as given: its conversion is a deviation they do not see.
@@ -675,122 +666,113 @@ struct Auditor::Impl {
     }
   }
 
-  void run_sample(const TensorMap& feeds, int64_t sample, const std::function<void(size_t)>& on_node) {
-    session.check_feeds(feeds);
-    // Kernels split their work over the process's worker threads, which Session::run sizes; the audit
-    // drives run_node itself.
-    cpu::set_num_threads(options.threads);
-    const size_t targets = options.targets.size();
-    Stream reference;
-    reference.initializers = &reference_initializers;
-    for (const auto& [name, t] : feeds)
-      reference.values[name] = options.reference == Format::FP64 ? widen_to_double(t) : t;
-    std::vector<Stream> propagated(targets);
-    // Isolated inputs: reference values converted to each target format, cached until their last reader.
-    std::vector<ValueMap> isolated_inputs(targets);
-    std::unordered_map<std::string, OutputFigures> figures;  // of values in figures_reused, until released
-    for (size_t k = 0; k < targets; ++k) {
-      propagated[k].initializers = &target_initializers[k];
-      propagated[k].fp32_initializers = &graph->initializers;
-      propagated[k].narrow = [this, k](const Tensor& t) { return in_target_format(k, t); };
-      // Graph inputs arrive in fp32, as a mixed-precision deployment takes them: nodes computing in the
-      // format read them converted (on first use), nodes kept in fp32 read them as given.
-      for (const auto& [name, t] : feeds) propagated[k].store(name, t, true);
-    }
-    tracer->begin_sample();
-    measure_graph_inputs(reference, propagated, sample);
+  // One sample through every stream: the executor steps them in lockstep and shows each node's runs to
+  // this observer, which probes them, runs the node alone in each format, and traces consequences.
+  class SampleRun : public ExecObserver {
+   public:
+    SampleRun(Impl& audit, const TensorMap& feeds, int64_t sample, const std::function<void(size_t)>& on_node)
+        : audit_(audit), feeds_(feeds), sample_(sample), on_node_(on_node),
+          isolated_inputs_(audit.options.targets.size()) {}
 
-    for (size_t i = 0; i < graph->nodes.size(); ++i) {
-      const Node& node = graph->nodes[i];
-      report::NodeStats& stats = nodes[top_slot[i]];
-      const bool kept = kept_fp32[i];
+    SubgraphObserver* subgraphs(size_t index, size_t stream) override {
+      if (!audit_.has_subgraphs[index]) return nullptr;
+      if (stream == 0) {
+        reference_watch_ = std::make_unique<ReferenceWatch>(audit_, sample_, audit_.kept_fp32[index]);
+        return reference_watch_.get();
+      }
+      target_watch_ = std::make_unique<PropagatedWatch>(audit_, stream - 1, sample_, reference_watch_->capture);
+      return target_watch_.get();
+    }
+
+    void after_first(size_t, const StreamStep& reference) override {
+      audit_.running_absmax = audit_.scale_absmax(reference.outputs);
+    }
+
+    void node_done(size_t i, const std::vector<StreamStep>& streams) override {
+      Impl& a = audit_;
+      const Node& node = a.graph->nodes[i];
+      report::NodeStats& stats = a.nodes[a.top_slot[i]];
+      const size_t targets = a.options.targets.size();
+      const bool kept = a.kept_fp32[i];
       probes::NvtxRange range(node.name.c_str());
       ++stats.executions;
-
-      const auto start = std::chrono::steady_clock::now();
-      // Control-flow nodes read outer values by name inside their subgraphs: each stream serves its own.
-      const bool reads_scope = !node.implicit_inputs.empty();
-      const ScopeLookup reference_scope = [&](const std::string& name) { return reference.find(name); };
-      const std::vector<const Tensor*> ref_in = reference.inputs_of(node);
-      ReferenceWatch watch(*this, sample, kept);
-      std::vector<Tensor> ref_out =
-          session.run_node(i, ref_in, reference_config, reads_scope ? &reference_scope : nullptr, &watch);
-      const double reference_seconds =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() - watch.seconds;
-      time.reference += reference_seconds;
-      time.execute += reference_seconds;
+      // Wall time of the reference run, without what the audit spent observing inside it (subgraph nodes).
+      const double reference_seconds = streams[0].run_seconds - (reference_watch_ ? reference_watch_->seconds : 0);
+      a.time.reference += reference_seconds;
+      for (const StreamStep& s : streams) {
+        a.time.execute += &s == &streams[0] ? reference_seconds : s.run_seconds;
+        a.time.convert += s.convert_seconds;
+      }
       // In the report only when asked for: wall time is the one figure that differs between runs, and
       // without --timing the report must be byte-identical for the same model, inputs and seed.
-      if (options.timing) stats.time_ms_total += 1e3 * reference_seconds;
-      if (options.reference == Format::FP64)
-        for (Tensor& t : ref_out) t = t.defined() ? widen_to_double(t) : t;
-      const std::vector<const Tensor*> ref_view = views_of(ref_out);
-      ensure_tensor_stats(stats, node.outputs, ref_view);
+      if (a.options.timing) stats.time_ms_total += 1e3 * reference_seconds;
+      const std::vector<const Tensor*>& ref_in = streams[0].inputs;
+      const std::vector<const Tensor*>& ref_view = streams[0].outputs;
+      a.ensure_tensor_stats(stats, node.outputs, ref_view);
       // This sample's figures of the values a value-moving node will reuse, and those it reuses.
       std::vector<OutputFigures*> keep(node.outputs.size(), nullptr);
       for (size_t o = 0; o < node.outputs.size(); ++o)
-        if (figures_reused.count(node.outputs[o]))
-          keep[o] = &figures.insert_or_assign(node.outputs[o], OutputFigures(targets)).first->second;
+        if (a.figures_reused.count(node.outputs[o]))
+          keep[o] = &figures_.insert_or_assign(node.outputs[o], OutputFigures(targets)).first->second;
       const OutputFigures* reused = nullptr;
       if (only_moves_values(node) && ref_in[0] && ref_view[0] && ref_in[0]->numel() == ref_view[0]->numel() &&
           ref_in[0]->dtype() == ref_view[0]->dtype())
-        if (auto f = figures.find(node.inputs[0]); f != figures.end() && f->second.propagated_targets == targets)
+        if (auto f = figures_.find(node.inputs[0]); f != figures_.end() && f->second.propagated_targets == targets)
           reused = &f->second;
-      const std::vector<double> absmax = scale_absmax(ref_view);
+      const std::vector<double>& absmax = a.running_absmax;
       const bool has_float = touches_floats(ref_in, ref_view);
+      const ScopeLookup& reference = *streams[0].scope;
       {
-        ScopedSeconds tracing(time.consequences);
-        tracer->step(i, [&](const std::string& name) { return reference.find(name); }, ref_view);
+        ScopedSeconds tracing(a.time.consequences);
+        a.tracer->step(i, reference, ref_view);
       }
       TraceCues cues(node.outputs.size(), targets);
-
       for (size_t k = 0; k < targets; ++k) {
-        const ExecConfig& config = kept ? fp32_config : target_configs[k];
-        std::vector<Tensor> prop_out;
-        {
-          ScopedSeconds executing(time.execute);
-          const ScopeLookup propagated_scope = [&](const std::string& name) { return propagated[k].find(name, !kept); };
-          PropagatedWatch inner(*this, k, sample, watch.capture);
-          prop_out = session.run_node(i, propagated[k].inputs_of(node, !kept), config,
-                                      reads_scope ? &propagated_scope : nullptr, &inner);
-        }
-        if (!kept) {
-          ScopedSeconds converting(time.convert);
-          for (size_t o = 0; o < prop_out.size(); ++o)
-            if (prop_out[o].defined())
-              round_tensor_to_format(prop_out[o], config.storage, scale_for(k, absmax[o]));
-        }
-        // A reference value stored in the target format: cached until its last reader.
+        // A reference value stored in the target format: cached until its last reader; initializers are
+        // converted once per audit.
         const ScopeLookup isolated_value = [&](const std::string& name) -> const Tensor* {
-          auto cached = isolated_inputs[k].find(name);
-          if (cached != isolated_inputs[k].end()) return &cached->second;
-          auto init = target_initializers[k].find(name);
-          if (!reference.values.count(name) && init != target_initializers[k].end()) return &init->second;
-          const Tensor* value = reference.find(name);
+          auto cached = isolated_inputs_[k].find(name);
+          if (cached != isolated_inputs_[k].end()) return &cached->second;
+          auto init = a.target_initializers[k].find(name);
+          if (!feeds_.count(name) && init != a.target_initializers[k].end()) return &init->second;
+          const Tensor* value = reference(name);
           if (!value) return nullptr;
-          return &isolated_inputs[k].emplace(name, in_target_format(k, *value)).first->second;
+          return &isolated_inputs_[k].emplace(name, a.in_target_format(k, *value)).first->second;
         };
-        const IsolatedRun how = isolated_run(node, k, has_float, kept);
+        const IsolatedRun how = a.isolated_run(node, k, has_float, kept);
         const std::vector<Tensor> iso_out =
-            how == IsolatedRun::Run ? run_isolated(session, i, k, isolated_value, absmax) : std::vector<Tensor>{};
-        measure_target_runs(stats, k, how, ref_view, absmax, iso_out, views_of(prop_out), sample, keep, reused, &cues);
-        trace_outputs(i, k, how, ref_view, iso_out, cues);
-        for (size_t o = 0; o < node.outputs.size(); ++o)
-          if (!node.outputs[o].empty()) propagated[k].store(node.outputs[o], std::move(prop_out[o]), kept);
+            how == IsolatedRun::Run ? a.run_isolated(a.session, i, k, isolated_value, absmax) : std::vector<Tensor>{};
+        a.measure_target_runs(stats, k, how, ref_view, absmax, iso_out, streams[1 + k].outputs, sample_, keep, reused,
+                              &cues);
+        a.trace_outputs(i, k, how, ref_view, iso_out, cues);
       }
-      for (size_t o = 0; o < node.outputs.size(); ++o)
-        if (!node.outputs[o].empty()) reference.values[node.outputs[o]] = std::move(ref_out[o]);
-      tracer->release(session.release_after(i));
-      for (const auto& name : session.release_after(i)) {
-        reference.release(name);
-        figures.erase(name);
-        for (size_t k = 0; k < targets; ++k) {
-          propagated[k].release(name);
-          isolated_inputs[k].erase(name);
-        }
+      a.tracer->release(a.session.release_after(i));
+      for (const auto& name : a.session.release_after(i)) {
+        figures_.erase(name);
+        for (ValueMap& cache : isolated_inputs_) cache.erase(name);
       }
-      if (on_node) on_node(i);
+      reference_watch_.reset();
+      target_watch_.reset();
+      if (on_node_) on_node_(i);
     }
+
+   private:
+    Impl& audit_;
+    const TensorMap& feeds_;
+    int64_t sample_;
+    const std::function<void(size_t)>& on_node_;
+    std::unordered_map<std::string, OutputFigures> figures_;  // of values in figures_reused, until released
+    std::vector<ValueMap> isolated_inputs_;  // per target: reference values in the format, until released
+    std::unique_ptr<ReferenceWatch> reference_watch_;  // the running node's, when it has subgraphs
+    std::unique_ptr<PropagatedWatch> target_watch_;
+  };
+
+  void run_sample(const TensorMap& feeds, int64_t sample, const std::function<void(size_t)>& on_node) {
+    session.check_feeds(feeds);
+    tracer->begin_sample();
+    measure_graph_inputs(feeds, sample);
+    SampleRun run(*this, feeds, sample, on_node);
+    session.run_streams(feeds, plans, &run);
     merge_traces();
   }
 };

@@ -1,6 +1,7 @@
 #include "runtime/session.h"
 
 #include <algorithm>
+#include <chrono>
 #include <new>
 #include <set>
 #include <unordered_map>
@@ -13,17 +14,34 @@ namespace mpa {
 
 namespace {
 
-// A value brought into a storage format: onto its grid, or widened to double for FP64.
-Tensor convert_to(const Tensor& t, Format storage) {
-  return storage == Format::FP64 ? widen_to_double(t) : tensor_in_format(t, storage);
+// A value brought into a storage format: onto its grid (an FP8 format under absmax scaling with the scale
+// of the value's own absmax), or widened to double for FP64.
+Tensor convert_to(const Tensor& t, Format storage, bool fp8_absmax_scaling = false) {
+  if (storage == Format::FP64) return widen_to_double(t);
+  return tensor_in_format(t, storage, absmax_scaled(storage, fp8_absmax_scaling) ? absmax_scale(storage, absmax_of(t)) : 1);
 }
 
-void store_in(std::vector<Tensor>& outputs, Format storage) {
-  for (Tensor& t : outputs) {
+// A node's outputs stored in its format: rounded onto the grid (with the plan's per-output scale), or
+// widened to double for FP64.
+void store_in(std::vector<Tensor>& outputs, Format storage, const StreamPlan& plan, size_t node) {
+  for (size_t o = 0; o < outputs.size(); ++o) {
+    Tensor& t = outputs[o];
     if (!t.defined()) continue;
     if (storage == Format::FP64) t = widen_to_double(t);
-    else round_tensor_to_format(t, storage);
+    else round_tensor_to_format(t, storage, plan.output_scale ? plan.output_scale(node, o) : 1);
   }
+}
+
+// One stream's values during a run: every slot's value and the format it is stored in, and the copies
+// converted for consumers computing in another format, made once per value and format.
+struct StreamValues {
+  std::vector<Tensor> values;
+  std::vector<Format> format;
+  std::map<std::pair<int, Format>, Tensor> converted;
+};
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 // Prefixes a kernel's message with the node label unless the kernel already named it.
@@ -195,86 +213,135 @@ std::vector<Tensor> Session::run_node(size_t index, std::vector<const Tensor*> i
 
 TensorMap Session::run(const TensorMap& feeds, const NodeHook& hook, RunStats* stats, const ScopeLookup* outer,
                        SubgraphObserver* observer) const {
+  // The single-stream run shows its nodes to the hook and the subgraph observer of an enclosing run.
+  class Watch : public ExecObserver {
+   public:
+    Watch(const Session& session, const NodeHook& hook, SubgraphObserver* observer)
+        : session_(session), hook_(hook), observer_(observer) {}
+    SubgraphObserver* subgraphs(size_t, size_t) override { return observer_; }
+    void node_done(size_t index, const std::vector<StreamStep>& streams) override {
+      const StreamStep& step = streams.front();
+      if (hook_) hook_(session_.graph().nodes[index], index, step.outputs);
+      if (observer_) observer_->node_done(session_, index, step.inputs, step.outputs, *step.config, *step.scope);
+    }
+
+   private:
+    const Session& session_;
+    const NodeHook& hook_;
+    SubgraphObserver* observer_;
+  };
+  Watch watch(*this, hook, observer);
+  return run_streams(feeds, {StreamPlan{}}, hook || observer ? &watch : nullptr, outer, stats).front();
+}
+
+std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::vector<StreamPlan>& streams,
+                                            ExecObserver* observer, const ScopeLookup* outer, RunStats* stats) const {
   check_feeds(feeds);
   cpu::set_num_threads(options_.threads);
+  using clock = std::chrono::steady_clock;
   // Values live in their producer's storage format (feeds and initializers in their own); a node whose
   // format differs reads a converted copy, made once per value and format.
-  std::vector<Tensor> values(slot_of_.size());
-  std::vector<Format> value_format(slot_of_.size(), Format::FP32);
-  std::map<std::pair<int, Format>, Tensor> converted;
-  for (const auto& [name, t] : feeds) values[size_t(slot_of_.at(name))] = t;
-  auto read_slot = [&](int slot, Format storage) -> const Tensor* {
-    const Format have = value_format[size_t(slot)];
+  std::vector<StreamValues> tables(streams.size());
+  for (StreamValues& table : tables) {
+    table.values.resize(slot_of_.size());
+    table.format.assign(slot_of_.size(), Format::FP32);
+    for (const auto& [name, t] : feeds) table.values[size_t(slot_of_.at(name))] = t;
+  }
+  auto config_of = [&](size_t s, size_t i) -> const ExecConfig& {
+    return streams[s].node_config.empty() ? node_configs_[i] : streams[s].node_config[i];
+  };
+  auto read_slot = [&](size_t s, int slot, Format storage) -> const Tensor* {
+    StreamValues& table = tables[s];
+    const Format have = table.format[size_t(slot)];
     // An FP32 consumer reads narrower values exactly as they are; anything else needs them on its own grid.
-    if (have == storage || (storage == Format::FP32 && have != Format::FP64)) return &values[size_t(slot)];
+    if (have == storage || (storage == Format::FP32 && have != Format::FP64)) return &table.values[size_t(slot)];
     auto key = std::make_pair(slot, storage);
-    auto c = converted.find(key);
-    if (c == converted.end()) c = converted.emplace(key, convert_to(values[size_t(slot)], storage)).first;
+    auto c = table.converted.find(key);
+    if (c == table.converted.end())
+      c = table.converted.emplace(key, convert_to(table.values[size_t(slot)], storage, streams[s].fp8_absmax_scaling))
+              .first;
     return &c->second;
   };
-  auto lookup = [&](const std::string& name, Format storage) -> const Tensor* {
+  auto lookup = [&](size_t s, const std::string& name, Format storage) -> const Tensor* {
     auto slot = slot_of_.find(name);
-    if (slot != slot_of_.end() && values[size_t(slot->second)].defined()) return read_slot(slot->second, storage);
+    if (slot != slot_of_.end() && tables[s].values[size_t(slot->second)].defined())
+      return read_slot(s, slot->second, storage);
     auto init = graph_->initializers.find(name);
     if (init == graph_->initializers.end()) return outer ? (*outer)(name) : nullptr;
-    return storage == Format::FP32 ? &init->second : &initializers_by_format_.at(storage).at(name);
+    if (storage == Format::FP32) return &init->second;
+    auto given = streams[s].initializers.find(storage);
+    return &(given != streams[s].initializers.end() ? *given->second : initializers_by_format_.at(storage)).at(name);
   };
+
+  std::vector<StreamStep> steps(streams.size());
+  std::vector<ScopeLookup> scopes(streams.size());
   for (size_t i = 0; i < graph_->nodes.size(); ++i) {
     const Node& node = graph_->nodes[i];
     const NodeSlots& slots = node_slots_[i];
-    const ExecConfig& config = node_configs_[i];
-    std::vector<const Tensor*> inputs;
-    inputs.reserve(node.inputs.size());
-    for (size_t k = 0; k < node.inputs.size(); ++k) {
-      const std::string& name = node.inputs[k];
-      const int slot = slots.inputs[k];
-      const Tensor* t = name.empty()                                              ? nullptr
-                        : slot >= 0 && values[size_t(slot)].defined()             ? read_slot(slot, config.storage)
-                        : slots.initializers[k] && config.storage == Format::FP32 ? slots.initializers[k]
-                                                                                  : lookup(name, config.storage);
-      if (!name.empty() && !t) fail(node.label() + ": input '" + name + "' has no value");
-      inputs.push_back(t);
-    }
-    std::vector<Tensor> results;
-    ScopeLookup scope;  // for nodes with subgraphs and for the observer; empty (no allocation) otherwise
-    if (!node.implicit_inputs.empty() || observer)
-      scope = [&](const std::string& name) { return lookup(name, config.storage); };
-    // The observer re-reads the inputs after the node ran; they stay alive until the release below.
-    const std::vector<const Tensor*> observed_inputs = observer ? inputs : std::vector<const Tensor*>{};
-    results = run_node(i, std::move(inputs), config, node.implicit_inputs.empty() ? nullptr : &scope, observer);
-    if (config.storage != Format::FP32) store_in(results, config.storage);
-    std::vector<const Tensor*> produced(node.outputs.size(), nullptr);
-    for (size_t k = 0; k < node.outputs.size(); ++k)
-      if (const int slot = slots.outputs[k]; slot >= 0) {
-        for (Format f : kAllFormats) converted.erase({slot, f});
-        values[size_t(slot)] = std::move(results[k]);
-        value_format[size_t(slot)] = config.storage;
-        produced[k] = &values[size_t(slot)];
+    for (size_t s = 0; s < streams.size(); ++s) {
+      const ExecConfig& config = config_of(s, i);
+      StreamStep& step = steps[s];
+      const auto reading = clock::now();
+      step.inputs.clear();
+      for (size_t k = 0; k < node.inputs.size(); ++k) {
+        const std::string& name = node.inputs[k];
+        const int slot = slots.inputs[k];
+        const Tensor* t = name.empty()                                                ? nullptr
+                          : slot >= 0 && tables[s].values[size_t(slot)].defined()     ? read_slot(s, slot, config.storage)
+                          : slots.initializers[k] && config.storage == Format::FP32 ? slots.initializers[k]
+                                                                                    : lookup(s, name, config.storage);
+        if (!name.empty() && !t) fail(node.label() + ": input '" + name + "' has no value");
+        step.inputs.push_back(t);
       }
-    if (hook) hook(node, i, produced);
-    if (observer) observer->node_done(*this, i, observed_inputs, produced, config, scope);
+      step.convert_seconds = seconds_since(reading);
+      // For nodes with subgraphs and for the observer; empty (no allocation) otherwise.
+      if (!node.implicit_inputs.empty() || observer)
+        scopes[s] = [&lookup, s, storage = config.storage](const std::string& name) { return lookup(s, name, storage); };
+      const auto running = clock::now();
+      std::vector<Tensor> results =
+          run_node(i, step.inputs, config, node.implicit_inputs.empty() ? nullptr : &scopes[s],
+                   observer ? observer->subgraphs(i, s) : nullptr);
+      step.run_seconds = seconds_since(running);
+      const auto storing = clock::now();
+      if (config.storage != Format::FP32) store_in(results, config.storage, streams[s], i);
+      step.convert_seconds += seconds_since(storing);
+      step.outputs.assign(node.outputs.size(), nullptr);
+      for (size_t k = 0; k < node.outputs.size(); ++k)
+        if (const int slot = slots.outputs[k]; slot >= 0) {
+          for (Format f : kAllFormats) tables[s].converted.erase({slot, f});
+          tables[s].values[size_t(slot)] = std::move(results[k]);
+          tables[s].format[size_t(slot)] = config.storage;
+          step.outputs[k] = &tables[s].values[size_t(slot)];
+        }
+      step.config = &config;
+      step.scope = observer ? &scopes[s] : nullptr;
+      if (s == 0 && observer) observer->after_first(i, step);
+    }
+    if (observer) observer->node_done(i, steps);
     if (stats) {
       size_t live = 0, bytes = 0;
-      for (const Tensor& t : values) {
+      for (const Tensor& t : tables.front().values) {
         live += t.defined();
         bytes += t.defined() ? t.nbytes() : 0;
       }
       stats->peak_live_values = std::max(stats->peak_live_values, live);
       stats->peak_live_bytes = std::max(stats->peak_live_bytes, bytes);
     }
-    for (const int slot : slots.release) {
-      values[size_t(slot)] = Tensor();
-      for (Format f : kAllFormats) converted.erase({slot, f});
+    for (StreamValues& table : tables)
+      for (const int slot : slots.release) {
+        table.values[size_t(slot)] = Tensor();
+        for (Format f : kAllFormats) table.converted.erase({slot, f});
+      }
+  }
+  std::vector<TensorMap> outputs(streams.size());
+  for (size_t s = 0; s < streams.size(); ++s)
+    for (const auto& out : graph_->outputs) {
+      auto slot = slot_of_.find(out.name);
+      const bool produced = slot != slot_of_.end() && tables[s].values[size_t(slot->second)].defined();
+      const Tensor* t = produced ? &tables[s].values[size_t(slot->second)] : lookup(s, out.name, Format::FP32);
+      if (!(t != nullptr)) fail("graph output '" + out.name + "' has no value");
+      outputs[s].emplace(out.name, *t);
     }
-  }
-  TensorMap outputs;
-  for (const auto& out : graph_->outputs) {
-    auto slot = slot_of_.find(out.name);
-    const bool produced = slot != slot_of_.end() && values[size_t(slot->second)].defined();
-    const Tensor* t = produced ? &values[size_t(slot->second)] : lookup(out.name, Format::FP32);
-    if (!(t != nullptr)) fail("graph output '" + out.name + "' has no value");
-    outputs.emplace(out.name, *t);
-  }
   return outputs;
 }
 

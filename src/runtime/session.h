@@ -46,6 +46,42 @@ struct UnsupportedNode {
   std::string reason;
 };
 
+// One stream of a lockstep run (Session::run_streams): the reference, or one target's whole-graph run.
+struct StreamPlan {
+  // Per node, the settings it runs under (storage format and math); empty: the session's own. Values are
+  // converted where a node's format differs from its producer's, as a mixed-precision model's Casts do.
+  std::vector<ExecConfig> node_config;
+  // Initializers as nodes storing in a format read them, converted by the caller once for many runs;
+  // formats not listed read the session's own (FP32: the graph's initializers).
+  std::map<Format, const std::map<std::string, Tensor>*> initializers;
+  // FP8 per-tensor scaling (absmax recipes): a value converted into an FP8 format takes the scale of its own
+  // absmax, and a node's outputs are stored with `output_scale(node, output)` (1 when empty).
+  bool fp8_absmax_scaling = false;
+  std::function<double(size_t node, size_t output)> output_scale;
+};
+
+// One stream's view of a node that ran in a lockstep run.
+struct StreamStep {
+  std::vector<const Tensor*> inputs;   // as the node read them, in its format (nullptr: omitted)
+  std::vector<const Tensor*> outputs;  // stored in the node's format (nullptr: not named)
+  const ExecConfig* config = nullptr;
+  const ScopeLookup* scope = nullptr;  // every name the node can see, as it reads them
+  double run_seconds = 0;              // the kernel (with its subgraphs)
+  double convert_seconds = 0;          // bringing its inputs and outputs onto their formats
+};
+
+// Watches a lockstep run, node by node.
+class ExecObserver {
+ public:
+  virtual ~ExecObserver() = default;
+  // Who watches the nodes that node `index`'s subgraphs run in `stream` (nullptr: nobody).
+  virtual SubgraphObserver* subgraphs(size_t /*index*/, size_t /*stream*/) { return nullptr; }
+  // Stream 0 ran node `index`, the others not yet: what depends on it (FP8 output scales) is decided here.
+  virtual void after_first(size_t /*index*/, const StreamStep& /*first*/) {}
+  // Every stream ran node `index`; the values it reads last are freed once this returns.
+  virtual void node_done(size_t index, const std::vector<StreamStep>& streams) = 0;
+};
+
 // Nodes whose (domain, op, opset) has no registered kernel, including inside subgraphs.
 std::vector<UnsupportedNode> find_unsupported_nodes(const Graph& graph);
 
@@ -63,7 +99,13 @@ class Session : public SubgraphExecutor {
   TensorMap run(const TensorMap& feeds, const NodeHook& hook = {}, RunStats* stats = nullptr,
                 const ScopeLookup* outer = nullptr, SubgraphObserver* observer = nullptr) const;
 
-  // The building blocks of run(), for drivers that step several streams in lockstep (the audit).
+  // Runs the graph once per stream, node by node in lockstep (node i in every stream, then node i+1), on
+  // the same feeds, showing each node's runs to `observer` before their inputs are freed; returns each
+  // stream's graph outputs. The one executor: run() is its single-stream case, the audit its many-stream one.
+  std::vector<TensorMap> run_streams(const TensorMap& feeds, const std::vector<StreamPlan>& streams,
+                                     ExecObserver* observer = nullptr, const ScopeLookup* outer = nullptr,
+                                     RunStats* stats = nullptr) const;
+
   // Fails unless feeds match the graph's inputs.
   void check_feeds(const TensorMap& feeds) const;
   // Runs node `index` on its inputs (nullptr for omitted optional ones) and returns one tensor per node
