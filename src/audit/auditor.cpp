@@ -214,9 +214,11 @@ struct Auditor::Impl {
     plans.push_back(std::move(reference_plan));
     for (size_t k = 0; k < options.targets.size(); ++k) {
       StreamPlan target;
-      for (size_t i = 0; i < graph->nodes.size(); ++i)
+      for (size_t i = 0; i < graph->nodes.size(); ++i) {
         target.node_config.push_back(kept_fp32[i] ? fp32_config : target_configs[k]);
-      if (target_configs[k].storage != Format::FP32) target.initializers[target_configs[k].storage] = &target_initializers[k];
+        target.computes_in_format.push_back(!kept_fp32[i]);
+      }
+      target.initializers[target_configs[k].storage] = &target_initializers[k];
       target.fp8_absmax_scaling = scaled(k);
       if (scaled(k)) target.output_scale = [this, k](size_t, size_t o) { return scale_for(k, running_absmax[o]); };
       plans.push_back(std::move(target));

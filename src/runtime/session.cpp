@@ -250,11 +250,16 @@ std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::v
   auto config_of = [&](size_t s, size_t i) -> const ExecConfig& {
     return streams[s].node_config.empty() ? node_configs_[i] : streams[s].node_config[i];
   };
-  auto read_slot = [&](size_t s, int slot, Format storage) -> const Tensor* {
+  auto in_format = [&](size_t s, size_t i) { return !streams[s].computes_in_format.empty() && streams[s].computes_in_format[i]; };
+  auto read_slot = [&](size_t s, int slot, Format storage, bool narrow_doubles) -> const Tensor* {
     StreamValues& table = tables[s];
     const Format have = table.format[size_t(slot)];
-    // An FP32 consumer reads narrower values exactly as they are; anything else needs them on its own grid.
-    if (have == storage || (storage == Format::FP32 && have != Format::FP64)) return &table.values[size_t(slot)];
+    // An FP32 consumer reads narrower values exactly as they are (float64 ones too, unless it computes in a
+    // target format); anything else needs them on its own grid.
+    const bool as_they_are =
+        have == storage || (storage == Format::FP32 && have != Format::FP64 &&
+                            !(narrow_doubles && table.values[size_t(slot)].dtype() == DType::Float64));
+    if (as_they_are) return &table.values[size_t(slot)];
     auto key = std::make_pair(slot, storage);
     auto c = table.converted.find(key);
     if (c == table.converted.end())
@@ -262,14 +267,16 @@ std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::v
               .first;
     return &c->second;
   };
-  auto lookup = [&](size_t s, const std::string& name, Format storage) -> const Tensor* {
+  // A value as a node of stream s storing in `storage` reads it (`narrow_doubles`: it computes in the
+  // stream's target format).
+  auto lookup = [&](size_t s, const std::string& name, Format storage, bool narrow_doubles) -> const Tensor* {
     auto slot = slot_of_.find(name);
     if (slot != slot_of_.end() && tables[s].values[size_t(slot->second)].defined())
-      return read_slot(s, slot->second, storage);
+      return read_slot(s, slot->second, storage, narrow_doubles);
     auto init = graph_->initializers.find(name);
     if (init == graph_->initializers.end()) return outer ? (*outer)(name) : nullptr;
-    if (storage == Format::FP32) return &init->second;
     auto given = streams[s].initializers.find(storage);
+    if (storage == Format::FP32 && !(narrow_doubles && given != streams[s].initializers.end())) return &init->second;
     return &(given != streams[s].initializers.end() ? *given->second : initializers_by_format_.at(storage)).at(name);
   };
 
@@ -280,30 +287,35 @@ std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::v
     const NodeSlots& slots = node_slots_[i];
     for (size_t s = 0; s < streams.size(); ++s) {
       const ExecConfig& config = config_of(s, i);
+      const bool narrow = in_format(s, i);
       StreamStep& step = steps[s];
       const auto reading = clock::now();
       step.inputs.clear();
       for (size_t k = 0; k < node.inputs.size(); ++k) {
         const std::string& name = node.inputs[k];
         const int slot = slots.inputs[k];
-        const Tensor* t = name.empty()                                                ? nullptr
-                          : slot >= 0 && tables[s].values[size_t(slot)].defined()     ? read_slot(s, slot, config.storage)
-                          : slots.initializers[k] && config.storage == Format::FP32 ? slots.initializers[k]
-                                                                                    : lookup(s, name, config.storage);
+        const Tensor* t = name.empty() ? nullptr
+                          : slot >= 0 && tables[s].values[size_t(slot)].defined()
+                              ? read_slot(s, slot, config.storage, narrow)
+                          : slots.initializers[k] && config.storage == Format::FP32 && !narrow
+                              ? slots.initializers[k]
+                              : lookup(s, name, config.storage, narrow);
         if (!name.empty() && !t) fail(node.label() + ": input '" + name + "' has no value");
         step.inputs.push_back(t);
       }
       step.convert_seconds = seconds_since(reading);
       // For nodes with subgraphs and for the observer; empty (no allocation) otherwise.
       if (!node.implicit_inputs.empty() || observer)
-        scopes[s] = [&lookup, s, storage = config.storage](const std::string& name) { return lookup(s, name, storage); };
+        scopes[s] = [&lookup, s, storage = config.storage, narrow](const std::string& name) {
+          return lookup(s, name, storage, narrow);
+        };
       const auto running = clock::now();
       std::vector<Tensor> results =
           run_node(i, step.inputs, config, node.implicit_inputs.empty() ? nullptr : &scopes[s],
                    observer ? observer->subgraphs(i, s) : nullptr);
       step.run_seconds = seconds_since(running);
       const auto storing = clock::now();
-      if (config.storage != Format::FP32) store_in(results, config.storage, streams[s], i);
+      if (config.storage != Format::FP32 || narrow) store_in(results, config.storage, streams[s], i);
       step.convert_seconds += seconds_since(storing);
       step.outputs.assign(node.outputs.size(), nullptr);
       for (size_t k = 0; k < node.outputs.size(); ++k)
@@ -338,7 +350,7 @@ std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::v
     for (const auto& out : graph_->outputs) {
       auto slot = slot_of_.find(out.name);
       const bool produced = slot != slot_of_.end() && tables[s].values[size_t(slot->second)].defined();
-      const Tensor* t = produced ? &tables[s].values[size_t(slot->second)] : lookup(s, out.name, Format::FP32);
+      const Tensor* t = produced ? &tables[s].values[size_t(slot->second)] : lookup(s, out.name, Format::FP32, false);
       if (!(t != nullptr)) fail("graph output '" + out.name + "' has no value");
       outputs[s].emplace(out.name, *t);
     }

@@ -58,6 +58,10 @@ struct StreamPlan {
   // absmax, and a node's outputs are stored with `output_scale(node, output)` (1 when empty).
   bool fp8_absmax_scaling = false;
   std::function<double(size_t node, size_t output)> output_scale;
+  // Per node (empty: none), whether it computes in the stream's target format: such a node stores every
+  // float output in it and reads every float value converted into it, float64 ones included, also where
+  // the format stores as FP32 (TF32), as a target run does; other FP32 nodes keep float64 values as they are.
+  std::vector<bool> computes_in_format;
 };
 
 // One stream's view of a node that ran in a lockstep run.
