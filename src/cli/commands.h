@@ -11,6 +11,7 @@ Action add_inspect(CLI::App& app);
 Action add_run(CLI::App& app);
 Action add_audit(CLI::App& app);
 Action add_merge(CLI::App& app);
+Action add_diff(CLI::App& app);
 #ifdef MPA_HAVE_UI
 Action add_view(CLI::App& app);
 #endif

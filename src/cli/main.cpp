@@ -49,6 +49,7 @@ int main(int argc, char** argv) {
   add("audit", "Run a model in FP32 and in low precision side by side and name the layers that break",
       mpa::cli::add_audit);
   add("merge", "Join audit reports of the same model made on different samples or machines", mpa::cli::add_merge);
+  add("diff", "Say what changed between two audit reports (e.g. main's and a pull request's)", mpa::cli::add_diff);
 #ifdef MPA_HAVE_UI
   add("view", "Show a report in the dashboard, or save it as a PNG with --screenshot", mpa::cli::add_view);
 #endif
