@@ -18,7 +18,7 @@ namespace {
 
 struct AuditArgs {
   AuditJobArgs job;
-  std::string json_path;
+  std::string json_path, junit_path;
   std::vector<std::string> fail_on;
   bool quiet = false;
   bool no_verify = false;
@@ -48,6 +48,7 @@ int audit(const AuditArgs& args) {
   const AuditJob job(args.job);
   job.check_gates(args.fail_on);
   if (!args.json_path.empty()) check_can_write(args.json_path);
+  if (!args.junit_path.empty()) check_can_write(args.junit_path);
   ProgressBar bar(!args.quiet);
   AuditRun run =
       job.run(args.job.keep_fp32, [&](int64_t done, int64_t total, const auto&) { bar.show(done, total); });
@@ -70,7 +71,7 @@ int audit(const AuditArgs& args) {
         run.total_ms, 1e3 * run.time_split.execute, 1e3 * run.time_split.convert, 1e3 * run.time_split.probes,
         1e3 * run.time_split.reference, 1e3 * run.time_split.consequences, advice_ms);
   if (!args.json_path.empty()) report::write_report(args.json_path, run.report);
-  return finish_with_summary(run.report, args.fail_on, args.quiet);
+  return finish_with_summary(run.report, args.fail_on, args.quiet, args.junit_path);
 }
 
 }  // namespace
@@ -80,6 +81,8 @@ Action add_audit(CLI::App& app) {
   app.add_option("model", a->job.model, "ONNX model file")->required();
   add_audit_job_options(app, a->job);
   app.add_option("--json", a->json_path, "write the JSON report here (atomically)");
+  app.add_option("--junit", a->junit_path,
+                 "write the gates and unsafe nodes here as JUnit XML, for CI test reports (atomically)");
   app.add_option("--fail-on", a->fail_on,
                  "gate, e.g. 'unsafe_nodes>0' or 'output.max_rel_err>1e-2' (repeatable; "
                  "default: fail when any node is unsafe)");

@@ -12,7 +12,7 @@ namespace {
 
 struct MergeArgs {
   std::vector<std::string> reports;
-  std::string output;
+  std::string output, junit_path;
   std::vector<std::string> fail_on;
   bool quiet = false;
 };
@@ -31,6 +31,7 @@ std::vector<std::string> graph_outputs(const report::Report& r) {
 int merge(const MergeArgs& args) {
   require(args.reports.size() >= 2, "merge needs at least two reports");
   check_can_write(args.output);
+  if (!args.junit_path.empty()) check_can_write(args.junit_path);
   report::Report merged = report::read_report(args.reports.front());
   std::vector<std::string> outputs = graph_outputs(merged);
   for (size_t i = 1; i < args.reports.size(); ++i) {
@@ -46,7 +47,7 @@ int merge(const MergeArgs& args) {
   }
   evaluate(merged, outputs);
   report::write_report(args.output, merged);
-  return finish_with_summary(merged, args.fail_on, args.quiet);
+  return finish_with_summary(merged, args.fail_on, args.quiet, args.junit_path);
 }
 
 }  // namespace
@@ -58,6 +59,7 @@ Action add_merge(CLI::App& app) {
       ->check(CLI::ExistingFile);
   app.add_option("-o,--output", a->output, "merged report")->required();
   app.add_option("--fail-on", a->fail_on, "gates, as for audit");
+  app.add_option("--junit", a->junit_path, "write the gates and unsafe nodes here as JUnit XML (atomically)");
   app.add_flag("--quiet", a->quiet, "no summary; the exit code still tells");
   return [a] { return merge(*a); };
 }

@@ -4,11 +4,31 @@
 #include <cstdio>
 #include <string>
 
+#include <unistd.h>
+
+#include <ctime>
+
 #include "audit/gate.h"
+#include "io/npy.h"
+#include "reports/junit.h"
 
 namespace mpa::cli {
 
 namespace {
+
+std::string utc_now() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &utc);
+  return buf;
+}
+
+std::string hostname() {
+  char buf[256] = {};
+  return ::gethostname(buf, sizeof buf - 1) == 0 ? std::string(buf) : std::string("localhost");
+}
 
 void print_target(const report::Report& r, const std::string& fmt, const report::TargetSummary& s) {
   std::printf("\n== %s: %zu unsafe, %zu warn of %zu nodes (%lld sample%s, reference %s)\n", fmt.c_str(),
@@ -51,18 +71,31 @@ void print_target(const report::Report& r, const std::string& fmt, const report:
 
 }  // namespace
 
-int finish_with_summary(const report::Report& report, const std::vector<std::string>& fail_on, bool quiet) {
+int finish_with_summary(const report::Report& report, const std::vector<std::string>& fail_on, bool quiet,
+                        const std::string& junit_path) {
   if (!quiet)
     for (const auto& [fmt, s] : report.summary) print_target(report, fmt, s);
   bool failed = false;
+  std::vector<report::GateOutcome> gates;
   if (fail_on.empty()) {
-    for (const auto& [fmt, s] : report.summary) failed |= !s.pass;
+    // The default gate: no unsafe node in any target.
+    report::GateOutcome unsafe{"unsafe_nodes>0", false, ""};
+    for (const auto& [fmt, s] : report.summary) {
+      if (s.pass) continue;
+      unsafe.failed = true;
+      unsafe.detail += (unsafe.detail.empty() ? "" : "; ") + fmt + ": unsafe_nodes = " +
+                       std::to_string(s.unsafe_nodes.size()) + " > 0";
+    }
+    failed = unsafe.failed;
+    gates.push_back(unsafe);
   } else {
     for (const GateResult& g : evaluate_gates(report, fail_on)) {
       failed |= g.failed;
       if (!quiet && g.failed) std::printf("gate failed: %s (%s)\n", g.expression.c_str(), g.detail.c_str());
+      gates.push_back({g.expression, g.failed, g.detail});
     }
   }
+  if (!junit_path.empty()) write_file_atomic(junit_path, report::junit_xml(report, gates, utc_now(), hostname()));
   if (!quiet) {
     std::printf("\nverdict:");
     for (const auto& [fmt, s] : report.summary) std::printf(" %s %s", fmt.c_str(), s.pass ? "PASS" : "FAIL");

@@ -117,7 +117,8 @@ TEST(Golden, Float64ValuesAreStoredInTheFormatLikeFloat32Ones) {
   // TF32 stores in FP32, and a target run stores float64 values as float32 there too (weights included).
   AuditOptions tf32;
   tf32.targets = {Format::TF32};
-  const report::TensorTarget& narrowed = audit(b, {{{"x", normal({16}, 1.f, 0, 6)}}}, tf32).node("scale").tensors[0].targets.at("tf32");
+  const Audited in_tf32 = audit(b, {{{"x", normal({16}, 1.f, 0, 6)}}}, tf32);
+  const report::TensorTarget& narrowed = in_tf32.node("scale").tensors[0].targets.at("tf32");
   EXPECT_EQ(narrowed.propagated.compared, 16);
   EXPECT_GT(narrowed.propagated.max_abs, 0) << "the tf32 run kept float64 values";
   EXPECT_EQ(narrowed.isolated.max_abs, narrowed.propagated.max_abs);
