@@ -1,13 +1,12 @@
 // `mpaudit audit`: the audit job (cli/audit_job.h) with a progress bar on the terminal, the report written as
 // JSON, a short summary and the gates' exit code.
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 
 #include "audit/advice.h"
 #include "cli/audit_job.h"
+#include "cli/progress.h"
 #include "cli/commands.h"
 #include "cli/summary.h"
 #include "io/npy.h"
@@ -22,26 +21,7 @@ struct AuditArgs {
   std::vector<std::string> fail_on;
   bool quiet = false;
   bool no_verify = false;
-};
-
-// A bar on stderr where it is a terminal, redrawn every 16 node runs and at the end.
-class ProgressBar {
- public:
-  explicit ProgressBar(bool enabled) : enabled_(enabled && ::isatty(2)), start_(clock::now()) {}
-  void show(int64_t done, int64_t total) {
-    if (!enabled_ || done == 0 || (done % 16 != 0 && done != total)) return;
-    const double elapsed = std::chrono::duration<double>(clock::now() - start_).count();
-    const double eta = elapsed * static_cast<double>(total - done) / static_cast<double>(done);
-    const int width = 30, filled = static_cast<int>(width * done / std::max<int64_t>(total, 1));
-    std::fprintf(stderr, "\r[%.*s%*s] %3d%%  %.1fs elapsed, ETA %.1fs ", filled, "##############################",
-                 width - filled, "", static_cast<int>(100 * done / std::max<int64_t>(total, 1)), elapsed, eta);
-    if (done == total) std::fprintf(stderr, "\n");
-  }
-
- private:
-  using clock = std::chrono::steady_clock;
-  bool enabled_;
-  clock::time_point start_;
+  double progress_every = Progress::kLinePeriod;
 };
 
 int audit(const AuditArgs& args) {
@@ -49,7 +29,7 @@ int audit(const AuditArgs& args) {
   job.check_gates(args.fail_on);
   if (!args.json_path.empty()) check_can_write(args.json_path);
   if (!args.junit_path.empty()) check_can_write(args.junit_path);
-  ProgressBar bar(!args.quiet);
+  Progress bar(!args.quiet, "audit", "node runs", args.progress_every);
   AuditRun run =
       job.run(args.job.keep_fp32, [&](int64_t done, int64_t total, const auto&) { bar.show(done, total); });
   const auto verifying = std::chrono::steady_clock::now();
@@ -58,7 +38,7 @@ int audit(const AuditArgs& args) {
       if (!args.quiet)
         std::fprintf(stderr, "verifying the %s advice: auditing again with %zu node%s kept in fp32\n", format.c_str(),
                      keep.size(), keep.size() == 1 ? "" : "s");
-      ProgressBar again(!args.quiet);
+      Progress again(!args.quiet, "verifying " + format + " advice", "node runs", args.progress_every);
       return job.run(keep, [&](int64_t done, int64_t total, const auto&) { again.show(done, total); }, nullptr, format)
           .report;
     });
@@ -87,6 +67,9 @@ Action add_audit(CLI::App& app) {
                  "gate, e.g. 'unsafe_nodes>0' or 'output.max_rel_err>1e-2' (repeatable; "
                  "default: fail when any node is unsafe)");
   app.add_flag("--quiet", a->quiet, "no progress bar and no summary; the exit code still tells");
+  app.add_option("--progress-every", a->progress_every,
+                 "seconds between progress lines when stderr is not a terminal (default 10)")
+      ->check(CLI::Range(0.0, 86400.0));
   app.add_flag("--no-verify-advice", a->no_verify,
                "skip re-auditing a failing target with its keep-fp32 advice applied (the advice is then "
                "reported as not verified)");

@@ -2,6 +2,7 @@
 
 #include "audit/verdict.h"
 #include "cli/commands.h"
+#include "cli/progress.h"
 #include "cli/summary.h"
 #include "io/npy.h"
 #include "model/loader.h"
@@ -15,6 +16,7 @@ struct MergeArgs {
   std::string output, junit_path;
   std::vector<std::string> fail_on;
   bool quiet = false;
+  double progress_every = Progress::kLinePeriod;
 };
 
 // The graph outputs, as a report's summary lists them: in graph order, which the re-evaluated summary
@@ -34,7 +36,11 @@ int merge(const MergeArgs& args) {
   if (!args.junit_path.empty()) check_can_write(args.junit_path);
   report::Report merged = report::read_report(args.reports.front());
   std::vector<std::string> outputs = graph_outputs(merged);
+  Progress progress(!args.quiet, "merge", "reports", args.progress_every);
+  const int64_t total = static_cast<int64_t>(args.reports.size());
+  progress.show(1, total);
   for (size_t i = 1; i < args.reports.size(); ++i) {
+    progress.show(static_cast<int64_t>(i) + 1, total);
     try {
       const report::Report next = report::read_report(args.reports[i]);
       if (outputs.empty()) outputs = graph_outputs(next);
@@ -60,7 +66,10 @@ Action add_merge(CLI::App& app) {
   app.add_option("-o,--output", a->output, "merged report")->required();
   app.add_option("--fail-on", a->fail_on, "gates, as for audit");
   app.add_option("--junit", a->junit_path, "write the gates and unsafe nodes here as JUnit XML (atomically)");
-  app.add_flag("--quiet", a->quiet, "no summary; the exit code still tells");
+  app.add_flag("--quiet", a->quiet, "no progress and no summary; the exit code still tells");
+  app.add_option("--progress-every", a->progress_every,
+                 "seconds between progress lines when stderr is not a terminal (default 10)")
+      ->check(CLI::Range(0.0, 86400.0));
   return [a] { return merge(*a); };
 }
 

@@ -89,3 +89,26 @@ TEST(Commands, AuditRandomInputsFollowTheirDistributions) {
   EXPECT_EQ(typo.exit_code, 2);
   EXPECT_NE(typo.err.find("unknown distribution 'poisson'"), std::string::npos) << typo.err;
 }
+
+// Progress on a pipe (a CI log): plain lines at the period asked for, a last one at the end; none with
+// --quiet. (On a terminal the same progress is a bar redrawn in place.)
+TEST(Commands, ProgressIsPlainLinesWhenStderrIsNotATerminal) {
+  TempDir dir;
+  ModelBuilder b;
+  b.input("x", onnx::TensorProto::FLOAT, {4});
+  b.node("Relu", {"x"}, {"y"}, "relu");
+  b.output("y");
+  b.save(dir / "m.onnx");
+  const std::string model = (dir / "m.onnx").string();
+  const CliResult r = run_cli(dir, "audit " + model + " --samples 3 --progress-every 0 --json " + (dir / "a.json").string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("audit: 100% (3 of 3 node runs)"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find('\r'), std::string::npos) << "no bar redrawn on a pipe";
+  const CliResult quiet =
+      run_cli(dir, "audit " + model + " --samples 3 --progress-every 0 --quiet --json " + (dir / "b.json").string());
+  EXPECT_EQ(quiet.err, "");
+  const CliResult merged = run_cli(dir, "merge " + (dir / "a.json").string() + " " + (dir / "a.json").string() +
+                                            " -o " + (dir / "m.json").string() + " --progress-every 0");
+  EXPECT_NE(merged.err.find("merge: 50% (1 of 2 reports)"), std::string::npos) << merged.err;
+  EXPECT_EQ(run_cli(dir, "audit " + model + " --progress-every -1").exit_code, 2);
+}
