@@ -11,7 +11,7 @@ APT_PACKAGES=(
   libopenblas-openmp-dev libcli11-dev libzip-dev libssl-dev libvalijson-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libimgui-dev libglfw3-dev libgl-dev libstb-dev xvfb xauth
-  libxml2-utils
+  libxml2-utils chromium
 )
 
 missing=()

@@ -6,10 +6,11 @@
 
 #include "audit/advice.h"
 #include "cli/audit_job.h"
-#include "cli/progress.h"
 #include "cli/commands.h"
+#include "cli/progress.h"
 #include "cli/summary.h"
 #include "io/npy.h"
+#include "reports/html.h"
 
 namespace mpa::cli {
 
@@ -17,7 +18,7 @@ namespace {
 
 struct AuditArgs {
   AuditJobArgs job;
-  std::string json_path, junit_path;
+  std::string json_path, junit_path, html_path;
   std::vector<std::string> fail_on;
   bool quiet = false;
   bool no_verify = false;
@@ -29,6 +30,7 @@ int audit(const AuditArgs& args) {
   job.check_gates(args.fail_on);
   if (!args.json_path.empty()) check_can_write(args.json_path);
   if (!args.junit_path.empty()) check_can_write(args.junit_path);
+  if (!args.html_path.empty()) check_can_write(args.html_path);
   Progress bar(!args.quiet, "audit", "node runs", args.progress_every);
   AuditRun run =
       job.run(args.job.keep_fp32, [&](int64_t done, int64_t total, const auto&) { bar.show(done, total); });
@@ -51,6 +53,7 @@ int audit(const AuditArgs& args) {
         run.total_ms, 1e3 * run.time_split.execute, 1e3 * run.time_split.convert, 1e3 * run.time_split.probes,
         1e3 * run.time_split.reference, 1e3 * run.time_split.consequences, advice_ms);
   if (!args.json_path.empty()) report::write_report(args.json_path, run.report);
+  if (!args.html_path.empty()) write_file_atomic(args.html_path, report::html_report(run.report));
   return finish_with_summary(run.report, args.fail_on, args.quiet, args.junit_path);
 }
 
@@ -61,6 +64,7 @@ Action add_audit(CLI::App& app) {
   app.add_option("model", a->job.model, "ONNX model file")->required();
   add_audit_job_options(app, a->job);
   app.add_option("--json", a->json_path, "write the JSON report here (atomically)");
+  app.add_option("--html", a->html_path, "write the report as one self-contained HTML page (atomically)");
   app.add_option("--junit", a->junit_path,
                  "write the gates and unsafe nodes here as JUnit XML, for CI test reports (atomically)");
   app.add_option("--fail-on", a->fail_on,

@@ -50,6 +50,7 @@ int main(int argc, char** argv) {
       mpa::cli::add_audit);
   add("merge", "Join audit reports of the same model made on different samples or machines", mpa::cli::add_merge);
   add("diff", "Say what changed between two audit reports (e.g. main's and a pull request's)", mpa::cli::add_diff);
+  add("html", "Write a report as one self-contained HTML page that opens offline", mpa::cli::add_html);
 #ifdef MPA_HAVE_UI
   add("view", "Show a report in the dashboard, or save it as a PNG with --screenshot", mpa::cli::add_view);
 #endif
