@@ -84,3 +84,26 @@ TEST(ReportDiff, FailOnRegressionSetsTheExitCode) {
   EXPECT_EQ(cli("diff " + base + " " + now).exit_code, 0) << "without the flag the diff only reports";
   expect_clean_error(cli("diff " + base + " " + now + " --format html"), {"--format must be text or markdown"});
 }
+
+// A report of schema 1 (before consequences and verified advice) against one of schema 2: the figures both
+// versions carry are compared alike.
+TEST(ReportDiff, ComparesAcrossSchemaVersions) {
+  const TempDir dir;
+  const std::string v1 = (dir / "v1.json").string(), v2 = (dir / "v2.json").string();
+  report::write_report(v2, audited(1e4f));
+  nlohmann::json old = nlohmann::json::parse(read_whole_file(v2));
+  old["schema"] = "mpaudit.report/1";
+  for (auto& [fmt, summary] : old["summary"]["targets"].items()) summary.erase("advice");
+  for (auto& node : old["nodes"]) {
+    for (auto& [fmt, target] : node["targets"].items())
+      for (const char* key : {"consequence", "harm_at", "roots"}) target.erase(key);
+    for (auto& tensor : node["tensors"])
+      if (tensor.contains("targets"))
+        for (auto& [fmt, target] : tensor["targets"].items()) target.erase("consequence");
+  }
+  write_whole_file(v1, old.dump());
+  const report::Diff same = report::diff(report::read_report(v1), report::read_report(v2));
+  EXPECT_EQ(same.regressions(), 0) << report::diff_text(same);
+  const report::Diff better = report::diff(report::read_report(v1), audited(10));
+  EXPECT_EQ(better.improvements(), 4) << report::diff_text(better);
+}
