@@ -9,7 +9,6 @@
 #include "audit/consequence.h"
 #include "audit/verdict.h"
 #include "probes/fast_paths.h"
-#include "probes/nvtx_range.h"
 #include "runtime/precision.h"
 
 namespace mpa {
@@ -696,7 +695,6 @@ struct Auditor::Impl {
       report::NodeStats& stats = a.nodes[a.top_slot[i]];
       const size_t targets = a.options.targets.size();
       const bool kept = a.kept_fp32[i];
-      probes::NvtxRange range(node.name.c_str());
       ++stats.executions;
       // Wall time of the reference run, without what the audit spent observing inside it (subgraph nodes).
       const double reference_seconds = streams[0].run_seconds - (reference_watch_ ? reference_watch_->seconds : 0);

@@ -8,6 +8,7 @@
 
 #include "backends/cpu/allocator.h"
 #include "backends/cpu/parallel.h"
+#include "runtime/nvtx_range.h"
 #include "runtime/precision.h"
 
 namespace mpa {
@@ -285,8 +286,10 @@ std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::v
   for (size_t i = 0; i < graph_->nodes.size(); ++i) {
     const Node& node = graph_->nodes[i];
     const NodeSlots& slots = node_slots_[i];
+    const NvtxRange node_range(node.name.c_str());
     for (size_t s = 0; s < streams.size(); ++s) {
       const ExecConfig& config = config_of(s, i);
+      const NvtxRange stream_range(format_name(format_of(config)).data());
       const bool narrow = in_format(s, i);
       StreamStep& step = steps[s];
       const auto reading = clock::now();

@@ -1,12 +1,12 @@
-// An NVTX range named after a node, on every backend: Nsight Systems shows the audit's node timeline
-// when it traces the process; without a tool attached NVTX calls are no-ops. Header-only NVTX3 from the
-// CUDA toolkit; compiled out when the toolkit is absent.
+// An NVTX range, opened by the executor around each node and, inside it, each stream's run ("fp16"):
+// Nsight Systems shows the node timeline when it traces the process; without a tool attached NVTX calls are
+// no-ops. Header-only NVTX3 from the CUDA toolkit; compiled out when the toolkit is absent.
 #pragma once
 #if defined(MPA_HAVE_NVTX)
 #include <nvtx3/nvToolsExt.h>
 #endif
 
-namespace mpa::probes {
+namespace mpa {
 
 class NvtxRange {
  public:
@@ -20,4 +20,4 @@ class NvtxRange {
   NvtxRange& operator=(const NvtxRange&) = delete;
 };
 
-}  // namespace mpa::probes
+}  // namespace mpa
