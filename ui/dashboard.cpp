@@ -113,7 +113,8 @@ void draw_inspector_column(float left, Session& s, ImGuiCond condition) {
 }
 
 // The header across the top, `main` in the left `left_width` of the window, the inspector beside it.
-template <class Panel> void draw_beside_inspector(Panel& main, float left_width, Session& s, ImGuiCond condition) {
+template <class Panel>
+void draw_beside_inspector(Panel& main, float left_width, Session& s, ImGuiCond condition) {
   place_next_window({0, 0, 1, kHeaderHeight}, condition);
   s.header.Draw(*s.model, s.selection, nullptr);
   place_next_window({0, kHeaderHeight, left_width, 1 - kHeaderHeight}, condition);
@@ -205,8 +206,8 @@ bool save_framebuffer_png(GLFWwindow* window, const std::string& path) {
   return stbi_write_png(path.c_str(), width, height, 3, pixels.data(), row_bytes) != 0;
 }
 
-void write_node_data(const ReportModel& model, const std::string& target, GraphMetric metric, const std::string& graph_id,
-                     const std::string& path) {
+void write_node_data(const ReportModel& model, const std::string& target, GraphMetric metric,
+                     const std::string& graph_id, const std::string& path) {
   std::ofstream out(path, std::ios::binary);
   require(static_cast<bool>(out), path + ": cannot open for writing");
   out << model_explorer_node_data(model, target, metric, graph_id).dump(1) << "\n";
@@ -253,7 +254,8 @@ struct OpenDialog {
       if (dir || it->path().extension() == ".json") entries.push_back(*it);
     }
     std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return a.path() < b.path(); });
-    if (ImGui::Selectable("../")) std::snprintf(path, sizeof path, "%s", std::filesystem::absolute(folder / "..", ec).lexically_normal().c_str());
+    if (ImGui::Selectable("../"))
+      std::snprintf(path, sizeof path, "%s", std::filesystem::absolute(folder / "..", ec).lexically_normal().c_str());
     for (const auto& entry : entries) {
       const bool dir = entry.is_directory(ec);
       const std::string label = entry.path().filename().string() + (dir ? "/" : "");
@@ -345,42 +347,17 @@ double percentile_of(std::vector<double> v, double p) {
   return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
 }
 
-}  // namespace
-
-// [SECTION] run_dashboard
-
-int run_dashboard(const DashboardOptions& options) {
-  // Setup 1: a report is read before any window opens, so a bad file fails fast and headless; a model is
-  // audited on a worker thread once the window is up (or right here when only node data is asked for).
-  if (!options.export_node_data.empty()) {
-    const std::atomic<bool> never_cancelled{false};
-    const ReportModel model(options.audit ? options.audit(options.keep_fp32, {}, never_cancelled)
-                                          : report::read_report(options.report_path),
-                            options.report_path);
-    require(!model.targets().empty(), options.report_path + ": the report has no target format");
-    write_node_data(model, model.targets().front(), options.graph_metric, options.graph_id, options.export_node_data);
-    return 0;
-  }
-  std::unique_ptr<Session> session;
-  if (!options.audit) {
-    session = open_session(std::make_unique<ReportModel>(report::read_report(options.report_path), options.report_path),
-                           options);
-    apply_start_options(*session, options);
-  }
-  const bool headless = !options.screenshot_path.empty() || options.bench_frames > 0;
-
-  // Setup 2: a window with an OpenGL 3.3 core context. GLFW needs a display; say how to get one.
+// Setup 2: a window with an OpenGL 3.3 core context. GLFW needs a display; say how to get one.
+GLFWwindow* open_window(const DashboardOptions& options, bool headless, const std::string& title) {
   glfwSetErrorCallback(remember_glfw_error);
   const char* display = std::getenv("DISPLAY");
   const char* wayland_display = std::getenv("WAYLAND_DISPLAY");
   require((display && *display) || (wayland_display && *wayland_display), "no display: run under xvfb-run");
   require(glfwInit() == GLFW_TRUE, "no display (" + last_glfw_error + "): run under xvfb-run");
-  const char* glsl_version = "#version 330";
   glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
   glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
   glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
   glfwWindowHint(GLFW_RESIZABLE, headless ? GLFW_FALSE : GLFW_TRUE);
-  std::string title = "mpaudit - " + options.report_path;
   GLFWwindow* window = glfwCreateWindow(options.width, options.height, title.c_str(), nullptr, nullptr);
   if (!window) {
     glfwTerminate();
@@ -389,16 +366,18 @@ int run_dashboard(const DashboardOptions& options) {
   glfwMakeContextCurrent(window);
   glfwSwapInterval(headless ? 0 : 1);  // vsync when a person watches
   glfwSetDropCallback(window, remember_drop);
+  return window;
+}
 
-  // Setup 3: Dear ImGui with its GLFW and OpenGL3 backends. Interactive runs keep window places in the
-  // user's config folder; headless runs keep nothing, so every screenshot is the same.
+// Setup 3: Dear ImGui with its GLFW and OpenGL3 backends. Interactive runs keep window places (and the
+// view, in `saved`) in the user's config folder at `ini_path`; headless runs keep nothing, so every
+// screenshot is the same.
+void setup_imgui(GLFWwindow* window, const DashboardOptions& options, bool headless, SavedState& saved,
+                 std::string& ini_path) {
   IMGUI_CHECKVERSION();
   ImGui::CreateContext();
   ImGuiIO& io = ImGui::GetIO();
   io.IniFilename = nullptr;
-  std::string ini_path;
-  DashboardView view = options.view;
-  SavedState saved{std::nullopt, &view};
   if (!headless) {
     if (const auto file = settings_file(std::getenv("XDG_CONFIG_HOME"), std::getenv("HOME"))) {
       std::error_code ec;
@@ -423,7 +402,134 @@ int run_dashboard(const DashboardOptions& options) {
     ImGui::GetStyle().ScaleAllSizes(scale);
   }
   ImGui_ImplGlfw_InitForOpenGL(window, true);
-  ImGui_ImplOpenGL3_Init(glsl_version);
+  ImGui_ImplOpenGL3_Init("#version 330");  // the GLSL of the OpenGL 3.3 core context open_window asks for
+}
+
+// The menu bar: files, then one item per view (F1..F5), the audit's progress, the last file action.
+void menu_bar(GLFWwindow* window, Session* s, const DashboardOptions& options, const AuditStatus& audit_status,
+              OpenDialog& open_dialog, std::string& status, bool& save_png, DashboardView& view) {
+  if (!ImGui::BeginMainMenuBar()) return;
+  if (ImGui::BeginMenu("File")) {
+    if (ImGui::MenuItem("Open report...", "Ctrl+O")) open_dialog.request = true;
+    if (ImGui::MenuItem("Export node data for Model Explorer", nullptr, false, s && !s->selection.target.empty())) {
+      const std::string out = std::filesystem::path(s->model->path()).replace_extension().string() + "." +
+                              s->selection.target + ".node_data.json";
+      try {
+        write_node_data(*s->model, s->selection.target, s->graph.metric, options.graph_id, out);
+        status = "wrote " + out + " (" + metric_name(s->graph.metric) + ")";
+      } catch (const Error& e) {
+        status = e.what();
+      }
+    }
+    if (ImGui::MenuItem("Save PNG of this view")) save_png = true;
+    ImGui::Separator();
+    if (ImGui::MenuItem("Quit", "Ctrl+Q")) glfwSetWindowShouldClose(window, GLFW_TRUE);
+    ImGui::EndMenu();
+  }
+  ImGui::Separator();
+  for (size_t i = 0; i < std::size(kDashboardViews); ++i) {
+    const std::string shortcut = "F" + std::to_string(i + 1);
+    if (ImGui::MenuItem(view_name(kDashboardViews[i]), shortcut.c_str(), view == kDashboardViews[i]))
+      view = kDashboardViews[i];
+  }
+  ImGui::Separator();
+  if (audit_status.running) {
+    audit_progress(audit_status, ImGui::GetFontSize() * 26);
+    ImGui::Separator();
+  } else if (!audit_status.error.empty()) {
+    ImGui::TextColored(verdict_color(report::Verdict::Unsafe), "audit failed: %s", audit_status.error.c_str());
+    ImGui::Separator();
+  }
+  ImGui::TextDisabled("%s", !status.empty() ? status.c_str()
+                            : s             ? s->model->path().c_str()
+                                            : options.report_path.c_str());
+  ImGui::EndMainMenuBar();
+}
+
+// The view's panels once a report is on screen; before the audit's first report, what it is doing or why it
+// failed. A panel's request to show nodes in the table (a graph group's) switches to the inspector view.
+void draw_body(Session* s, const DashboardOptions& options, const AuditStatus& audit_status, DashboardView& view,
+               bool& relayout) {
+  if (s) {
+    draw_view(view, *s, relayout ? ImGuiCond_Always : ImGuiCond_FirstUseEver);
+    relayout = false;
+  } else {
+    // Before the audit's first report: what it is doing, or why it failed.
+    place_next_window({0.2f, 0.35f, 0.6f, 0.15f}, ImGuiCond_Always);
+    ImGui::Begin("Audit", nullptr, ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoCollapse);
+    ImGui::TextUnformatted(options.report_path.c_str());
+    if (!audit_status.error.empty())
+      ImGui::TextColored(verdict_color(report::Verdict::Unsafe), "audit failed: %s", audit_status.error.c_str());
+    else
+      ImGui::TextDisabled("loading the model and its inputs ...");
+    ImGui::End();
+  }
+  if (s && !s->selection.table_filter_request.empty()) {
+    // E.g. a group's nodes from the graph: the table beside the inspector, filtered to them.
+    std::snprintf(s->node_table.filter_text, sizeof s->node_table.filter_text, "%s",
+                  s->selection.table_filter_request.c_str());
+    s->node_table.rows_dirty = true;
+    s->selection.table_filter_request.clear();
+    relayout = view != DashboardView::Inspector;
+    view = DashboardView::Inspector;
+  }
+}
+
+// Frame times of a --bench-frames run, and what it prints of them.
+struct FrameTimes {
+  std::vector<double> frame_ms, build_frame_ms, layout_frame_ms;
+  double bench_cpu_start_ms = 0;  // process CPU time when the first timed frame started
+
+  void print(DashboardView view, int node_count, const DashboardOptions& options, int layout_items,
+             double layout_ms) const {
+    const double cpu_per_frame_ms =
+        frame_ms.empty() ? 0 : (process_cpu_ms() - bench_cpu_start_ms) / static_cast<double>(frame_ms.size());
+    std::printf("frames: view=%s nodes=%d window=%dx%d frames=%zu median_ms=%.2f p95_ms=%.2f max_ms=%.2f\n",
+                view_name(view), node_count, options.width, options.height, frame_ms.size(), median_of(frame_ms),
+                percentile_of(frame_ms, 0.95),
+                frame_ms.empty() ? 0 : *std::max_element(frame_ms.begin(), frame_ms.end()));
+    std::printf("cpu per frame (all threads, the software renderer's included): mean_ms=%.2f\n", cpu_per_frame_ms);
+    std::printf("ui build (events + panels + ImGui::Render, no GL): median_ms=%.2f p95_ms=%.2f max_ms=%.2f\n",
+                median_of(build_frame_ms), percentile_of(build_frame_ms, 0.95),
+                build_frame_ms.empty() ? 0 : *std::max_element(build_frame_ms.begin(), build_frame_ms.end()));
+    std::printf("frames while laying out: %zu, median_ms=%.2f max_ms=%.2f\n", layout_frame_ms.size(),
+                median_of(layout_frame_ms),
+                layout_frame_ms.empty() ? 0 : *std::max_element(layout_frame_ms.begin(), layout_frame_ms.end()));
+    if (layout_items > 0) std::printf("graph layout: %d items in %.1f ms (worker thread)\n", layout_items, layout_ms);
+  }
+};
+
+}  // namespace
+
+// [SECTION] run_dashboard
+
+int run_dashboard(const DashboardOptions& options) {
+  // Setup 1: a report is read before any window opens, so a bad file fails fast and headless; a model is
+  // audited on a worker thread once the window is up (or right here when only node data is asked for).
+  if (!options.export_node_data.empty()) {
+    const std::atomic<bool> never_cancelled{false};
+    const ReportModel model(options.audit ? options.audit(options.keep_fp32, {}, never_cancelled)
+                                          : report::read_report(options.report_path),
+                            options.report_path);
+    require(!model.targets().empty(), options.report_path + ": the report has no target format");
+    write_node_data(model, model.targets().front(), options.graph_metric, options.graph_id, options.export_node_data);
+    return 0;
+  }
+  std::unique_ptr<Session> session;
+  if (!options.audit) {
+    session = open_session(std::make_unique<ReportModel>(report::read_report(options.report_path), options.report_path),
+                           options);
+    apply_start_options(*session, options);
+  }
+  const bool headless = !options.screenshot_path.empty() || options.bench_frames > 0;
+
+  std::string title = "mpaudit - " + options.report_path;
+  GLFWwindow* window = open_window(options, headless, title);
+
+  DashboardView view = options.view;
+  SavedState saved{std::nullopt, &view};
+  std::string ini_path;
+  setup_imgui(window, options, headless, saved, ini_path);
 
   // Setup 4: the model's audit on its worker thread, with the nodes pinned at start.
   std::unique_ptr<AuditInWindow> live;
@@ -439,8 +545,7 @@ int run_dashboard(const DashboardOptions& options) {
   std::string status;  // the last file action's outcome, shown in the menu bar
   bool relayout = false, save_png = false, done = false, screenshot_written = false;
   int settled_frames = 0;
-  std::vector<double> frame_ms, build_frame_ms, layout_frame_ms;
-  double bench_cpu_start_ms = 0;  // process CPU time when the first timed frame started
+  FrameTimes times;
   auto layout_wait_started = std::chrono::steady_clock::now();
   std::signal(SIGINT, request_stop);
   std::signal(SIGTERM, request_stop);
@@ -473,44 +578,9 @@ int run_dashboard(const DashboardOptions& options) {
     Session* s = session.get();
     if (s) s->selection.begin_frame();
 
-    // The menu bar: files, then one item per view (F1..F5), the audit's progress, the last file action.
     const DashboardView before = view;
-    if (ImGui::BeginMainMenuBar()) {
-      if (ImGui::BeginMenu("File")) {
-        if (ImGui::MenuItem("Open report...", "Ctrl+O")) open_dialog.request = true;
-        if (ImGui::MenuItem("Export node data for Model Explorer", nullptr, false, s && !s->selection.target.empty())) {
-          const std::string out = std::filesystem::path(s->model->path()).replace_extension().string() + "." +
-                                  s->selection.target + ".node_data.json";
-          try {
-            write_node_data(*s->model, s->selection.target, s->graph.metric, options.graph_id, out);
-            status = "wrote " + out + " (" + metric_name(s->graph.metric) + ")";
-          } catch (const Error& e) {
-            status = e.what();
-          }
-        }
-        if (ImGui::MenuItem("Save PNG of this view")) save_png = true;
-        ImGui::Separator();
-        if (ImGui::MenuItem("Quit", "Ctrl+Q")) glfwSetWindowShouldClose(window, GLFW_TRUE);
-        ImGui::EndMenu();
-      }
-      ImGui::Separator();
-      for (size_t i = 0; i < std::size(kDashboardViews); ++i) {
-        const std::string shortcut = "F" + std::to_string(i + 1);
-        if (ImGui::MenuItem(view_name(kDashboardViews[i]), shortcut.c_str(), view == kDashboardViews[i])) view = kDashboardViews[i];
-      }
-      ImGui::Separator();
-      if (audit_status.running) {
-        audit_progress(audit_status, ImGui::GetFontSize() * 26);
-        ImGui::Separator();
-      } else if (!audit_status.error.empty()) {
-        ImGui::TextColored(verdict_color(report::Verdict::Unsafe), "audit failed: %s", audit_status.error.c_str());
-        ImGui::Separator();
-      }
-      ImGui::TextDisabled("%s", !status.empty() ? status.c_str()
-                                : s             ? s->model->path().c_str()
-                                                : options.report_path.c_str());
-      ImGui::EndMainMenuBar();
-    }
+    menu_bar(window, s, options, audit_status, open_dialog, status, save_png, view);
+    const ImGuiIO& io = ImGui::GetIO();
     if (!io.WantTextInput) {
       for (size_t i = 0; i < std::size(kDashboardViews); ++i)
         if (ImGui::IsKeyPressed(GLFW_KEY_F1 + static_cast<int>(i), false)) view = kDashboardViews[i];
@@ -519,29 +589,7 @@ int run_dashboard(const DashboardOptions& options) {
     if (io.KeyCtrl && ImGui::IsKeyPressed(GLFW_KEY_Q, false)) glfwSetWindowShouldClose(window, GLFW_TRUE);
     relayout = relayout || view != before;
 
-    if (s) {
-      draw_view(view, *s, relayout ? ImGuiCond_Always : ImGuiCond_FirstUseEver);
-      relayout = false;
-    } else {
-      // Before the audit's first report: what it is doing, or why it failed.
-      place_next_window({0.2f, 0.35f, 0.6f, 0.15f}, ImGuiCond_Always);
-      ImGui::Begin("Audit", nullptr, ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoCollapse);
-      ImGui::TextUnformatted(options.report_path.c_str());
-      if (!audit_status.error.empty())
-        ImGui::TextColored(verdict_color(report::Verdict::Unsafe), "audit failed: %s", audit_status.error.c_str());
-      else
-        ImGui::TextDisabled("loading the model and its inputs ...");
-      ImGui::End();
-    }
-    if (s && !s->selection.table_filter_request.empty()) {
-      // E.g. a group's nodes from the graph: the table beside the inspector, filtered to them.
-      std::snprintf(s->node_table.filter_text, sizeof s->node_table.filter_text, "%s",
-                    s->selection.table_filter_request.c_str());
-      s->node_table.rows_dirty = true;
-      s->selection.table_filter_request.clear();
-      relayout = view != DashboardView::Inspector;
-      view = DashboardView::Inspector;
-    }
+    draw_body(s, options, audit_status, view, relayout);
 
     // Another report: from the Open popup or dropped on the window. A report that fails to load leaves the
     // current one on screen and says why; one that loads ends the audit.
@@ -563,7 +611,8 @@ int run_dashboard(const DashboardOptions& options) {
     }
 
     ImGui::Render();
-    const double build_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - frame_start).count();
+    const double build_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - frame_start).count();
     int framebuffer_width = 0, framebuffer_height = 0;
     glfwGetFramebufferSize(window, &framebuffer_width, &framebuffer_height);
     glViewport(0, 0, framebuffer_width, framebuffer_height);
@@ -585,7 +634,8 @@ int run_dashboard(const DashboardOptions& options) {
     if (headless && !audited) std::this_thread::sleep_for(std::chrono::milliseconds(20));  // the CPU is the audit's
     if (headless && audited && !settled) {
       if (waited > kLayoutTimeoutSeconds) break;
-      if (options.bench_frames == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));  // a bench times these frames
+      if (options.bench_frames == 0)
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));  // a bench times these frames
     }
     if (settled) ++settled_frames;
     if (!options.screenshot_path.empty() && settled && settled_frames >= kScreenshotFrames) {
@@ -595,15 +645,16 @@ int run_dashboard(const DashboardOptions& options) {
     glfwSwapBuffers(window);
     if (options.bench_frames > 0) {
       glFinish();  // count the (software) renderer's work in the frame it belongs to
-      const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - frame_start).count();
+      const double ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - frame_start).count();
       if (audited && !settled)
-        layout_frame_ms.push_back(ms);
+        times.layout_frame_ms.push_back(ms);
       else if (settled && settled_frames > kScreenshotFrames) {  // after the first frames' sizing
-        if (frame_ms.empty()) bench_cpu_start_ms = frame_cpu_start_ms;
-        frame_ms.push_back(ms);
-        build_frame_ms.push_back(build_ms);
+        if (times.frame_ms.empty()) times.bench_cpu_start_ms = frame_cpu_start_ms;
+        times.frame_ms.push_back(ms);
+        times.build_frame_ms.push_back(build_ms);
       }
-      done = static_cast<int>(frame_ms.size()) >= options.bench_frames;
+      done = static_cast<int>(times.frame_ms.size()) >= options.bench_frames;
     }
   }
 
@@ -622,22 +673,11 @@ int run_dashboard(const DashboardOptions& options) {
   glfwDestroyWindow(window);
   glfwTerminate();
   if (!fatal_error.empty()) fail(fatal_error);
-  if (headless) require(done, "the graph layout did not finish within " + std::to_string(int(kLayoutTimeoutSeconds)) + " s");
-  require(options.screenshot_path.empty() || screenshot_written, options.screenshot_path + ": cannot write the screenshot");
-  if (options.bench_frames > 0) {
-    const double cpu_per_frame_ms =
-        frame_ms.empty() ? 0 : (process_cpu_ms() - bench_cpu_start_ms) / static_cast<double>(frame_ms.size());
-    std::printf("frames: view=%s nodes=%d window=%dx%d frames=%zu median_ms=%.2f p95_ms=%.2f max_ms=%.2f\n", view_name(view),
-                node_count, options.width, options.height, frame_ms.size(), median_of(frame_ms), percentile_of(frame_ms, 0.95),
-                frame_ms.empty() ? 0 : *std::max_element(frame_ms.begin(), frame_ms.end()));
-    std::printf("cpu per frame (all threads, the software renderer's included): mean_ms=%.2f\n", cpu_per_frame_ms);
-    std::printf("ui build (events + panels + ImGui::Render, no GL): median_ms=%.2f p95_ms=%.2f max_ms=%.2f\n",
-                median_of(build_frame_ms), percentile_of(build_frame_ms, 0.95),
-                build_frame_ms.empty() ? 0 : *std::max_element(build_frame_ms.begin(), build_frame_ms.end()));
-    std::printf("frames while laying out: %zu, median_ms=%.2f max_ms=%.2f\n", layout_frame_ms.size(), median_of(layout_frame_ms),
-                layout_frame_ms.empty() ? 0 : *std::max_element(layout_frame_ms.begin(), layout_frame_ms.end()));
-    if (layout_items > 0) std::printf("graph layout: %d items in %.1f ms (worker thread)\n", layout_items, layout_ms);
-  }
+  if (headless)
+    require(done, "the graph layout did not finish within " + std::to_string(int(kLayoutTimeoutSeconds)) + " s");
+  require(options.screenshot_path.empty() || screenshot_written,
+          options.screenshot_path + ": cannot write the screenshot");
+  if (options.bench_frames > 0) times.print(view, node_count, options, layout_items, layout_ms);
   return 0;
 }
 
