@@ -29,9 +29,10 @@ class ScopedSeconds {
   std::chrono::steady_clock::time_point start_;
 };
 
-SessionOptions session_options(int threads) {
+SessionOptions session_options(const AuditOptions& options) {
   SessionOptions o;
-  o.threads = threads;
+  o.threads = options.threads;
+  o.device = options.device;
   return o;
 }
 
@@ -160,7 +161,7 @@ struct Auditor::Impl {
   std::vector<double> running_absmax;
 
   Impl(std::shared_ptr<const Graph> g, AuditOptions o)
-      : graph(std::move(g)), options(std::move(o)), session(graph, session_options(options.threads)) {
+      : graph(std::move(g)), options(std::move(o)), session(graph, session_options(options)) {
     require(options.reference == Format::FP32 || options.reference == Format::FP64, "the reference must be fp32 or fp64");
     require(!options.targets.empty(), "no target format to audit");
     reference_config = config_for(options.reference, Accumulation::FP32, RuntimeProfile::Generic, options.threads);

@@ -31,6 +31,7 @@ struct AuditOptions {
   bool fp8_absmax_scaling = false;
   bool timing = false;  // per-node wall time in the report (the only figures that differ between runs)
   int threads = 1;
+  std::string device = "cpu";  // the backend that runs every stream (backends/backend.h)
   // Top-level nodes computed in fp32 in the target runs (with their subgraphs), as a mixed-precision
   // deployment keeps them: their consumers in the target format read their outputs converted.
   std::vector<std::string> keep_fp32;

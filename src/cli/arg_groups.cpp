@@ -32,4 +32,8 @@ int resolve_threads(int requested) {
   return requested > 0 ? requested : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
+void add_device_option(CLI::App& app, std::string& device) {
+  app.add_option("--device", device, "backend that runs the model: cpu (default; `mpaudit devices` lists them)");
+}
+
 }  // namespace mpa::cli

@@ -10,6 +10,8 @@ namespace mpa::cli {
 void add_input_options(CLI::App& app, InputOptions& options, bool with_samples);
 // --threads (default: every core).
 void add_thread_option(CLI::App& app, int& threads);
+// --device NAME: the backend that runs the model (`mpaudit devices` lists them).
+void add_device_option(CLI::App& app, std::string& device);
 int resolve_threads(int requested);
 
 }  // namespace mpa::cli

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "audit/gate.h"
+#include "backends/backend.h"
 #include "cli/arg_groups.h"
 #include "common/number_text.h"
 #include "model/loader.h"
@@ -119,6 +120,8 @@ AuditOptions audit_options(const AuditJobArgs& args) {
   for (const auto& spec : args.thresholds) apply_threshold(options.thresholds, spec);
   options.timing = args.timing;
   options.threads = resolve_threads(args.threads);
+  backend_named(args.device);  // an unknown or unavailable device fails before the model is read
+  options.device = args.device;
   return options;
 }
 
@@ -150,6 +153,7 @@ void add_audit_job_options(CLI::App& app, AuditJobArgs& a) {
       "record per-node wall time in the report (which then differs between runs); `audit` also prints where its "
       "time went");
   add_thread_option(app, a.threads);
+  add_device_option(app, a.device);
 }
 
 // What stays the same across runs: the model, its identity, the options and the samples.

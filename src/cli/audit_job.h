@@ -26,6 +26,7 @@ struct AuditJobArgs {
   InputOptions inputs;
   bool timing = false;
   int threads = 0;
+  std::string device = "cpu";
 };
 
 // Every option of AuditJobArgs but the model, which each command names itself.

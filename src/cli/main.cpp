@@ -51,6 +51,7 @@ int main(int argc, char** argv) {
   add("merge", "Join audit reports of the same model made on different samples or machines", mpa::cli::add_merge);
   add("diff", "Say what changed between two audit reports (e.g. main's and a pull request's)", mpa::cli::add_diff);
   add("html", "Write a report as one self-contained HTML page that opens offline", mpa::cli::add_html);
+  add("devices", "List the backends that can run a model (--device) and their state", mpa::cli::add_devices);
 #ifdef MPA_HAVE_UI
   add("view", "Show a report in the dashboard, or save it as a PNG with --screenshot", mpa::cli::add_view);
 #endif

@@ -22,6 +22,7 @@ struct RunOptions {
   InputOptions inputs;
   std::string save_outputs, save_inputs;
   int threads = 0;
+  std::string device = "cpu";
   int repeat = 0;
   std::string precision = "fp32", accumulation = "fp32", profile = "generic";
   std::vector<std::string> keep_fp32;       // node names
@@ -104,6 +105,7 @@ int run_model(const RunOptions& opt) {
   const Model model = load_model(opt.model);
   SessionOptions session_options;
   session_options.threads = resolve_threads(opt.threads);
+  session_options.device = opt.device;
   const auto precision = parse_format(opt.precision);
   if (!(precision.has_value()))
     fail("--precision '" + opt.precision + "': expected fp32, fp64, fp16, bf16, fp8e4m3, fp8e5m2 or tf32");
@@ -166,6 +168,7 @@ Action add_run(CLI::App& app) {
   app.add_option("--save-inputs", opt->save_inputs,
                  "write each input as fed (after decoding and --preprocess) as DIR/NAME.npy, e.g. for another runtime");
   add_thread_option(app, opt->threads);
+  add_device_option(app, opt->device);
   app.add_option("--precision", opt->precision, "fp32 (default), fp64, or an emulated format: fp16, bf16, fp8e4m3, fp8e5m2, tf32");
   app.add_option("--keep-fp32", opt->keep_fp32, "nodes to keep in fp32 when --precision is lower (repeatable; "
                                                  "a comma-separated list works too)")

@@ -75,7 +75,7 @@ std::vector<UnsupportedNode> find_unsupported_nodes(const Graph& graph) {
 }
 
 Session::Session(std::shared_ptr<const Graph> graph, SessionOptions options)
-    : graph_(std::move(graph)), options_(options) {
+    : graph_(std::move(graph)), options_(std::move(options)), backend_(&backend_named(options_.device)) {
   cpu::keep_freed_tensor_memory();
   config_ = config_for(options_.precision, options_.accumulation, options_.profile, options_.threads);
   for (const auto& [name, format] : options_.node_precision) {
@@ -96,6 +96,11 @@ Session::Session(std::shared_ptr<const Graph> graph, SessionOptions options)
   }
   const auto unsupported = find_unsupported_nodes(*graph_);
   if (!unsupported.empty()) fail(unsupported.front().node->label() + ": " + unsupported.front().reason);
+  for (size_t i = 0; i < graph_->nodes.size(); ++i) {
+    const Node& node = graph_->nodes[i];
+    const Support here = backend_->supports(node, graph_->opset(node.domain), node_configs_[i]);
+    if (!here.ok) fail(node.label() + ": the " + std::string(backend_->name()) + " backend cannot run it: " + here.reason);
+  }
   const OpRegistry& registry = OpRegistry::instance();
   for (const Node& node : graph_->nodes) {
     const int64_t opset = graph_->opset(node.domain);
@@ -161,6 +166,7 @@ TensorMap Session::run_subgraph(const std::shared_ptr<const Graph>& graph, const
   options.precision = format_of(config);
   options.accumulation = config.accumulation;
   options.profile = config.profile;
+  options.device = options_.device;
   const Session* session = nullptr;
   {
     std::lock_guard<std::mutex> lock(subgraph_mutex_);
@@ -198,7 +204,7 @@ std::vector<Tensor> Session::run_node(size_t index, std::vector<const Tensor*> i
   ctx.set_observer(observer);
   ctx.set_subgraphs(this);
   try {
-    kernels_[index]->compute(ctx);
+    backend_->run(*kernels_[index], ctx);
   } catch (const UnsupportedType& e) {
     throw UnsupportedType(with_node(node, e.what()));
   } catch (const Error& e) {

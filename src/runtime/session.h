@@ -12,6 +12,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "backends/backend.h"
 #include "model/graph.h"
 #include "ops/op.h"
 
@@ -28,6 +29,7 @@ struct SessionOptions {
   std::map<std::string, Format> node_precision;
   Accumulation accumulation = Accumulation::FP32;
   RuntimeProfile profile = RuntimeProfile::Generic;
+  std::string device = "cpu";  // the backend that runs the nodes (backends/backend.h)
 };
 
 // Called after every node with its outputs (nullptr for outputs the node does not name).
@@ -129,6 +131,7 @@ class Session : public SubgraphExecutor {
  private:
   std::shared_ptr<const Graph> graph_;
   SessionOptions options_;
+  const Backend* backend_;
   ExecConfig config_;
   std::vector<std::unique_ptr<OpKernel>> kernels_;
   std::vector<ExecConfig> node_configs_;  // per node: its storage format and math settings

@@ -112,3 +112,25 @@ TEST(Commands, ProgressIsPlainLinesWhenStderrIsNotATerminal) {
   EXPECT_NE(merged.err.find("merge: 50% (1 of 2 reports)"), std::string::npos) << merged.err;
   EXPECT_EQ(run_cli(dir, "audit " + model + " --progress-every -1").exit_code, 2);
 }
+
+// `mpaudit devices` lists the backends; `--device cpu` is the default's report, byte for byte; an unknown
+// device is a one-line error before any work.
+TEST(Commands, DevicesAndTheDeviceOption) {
+  TempDir dir;
+  const CliResult devices = run_cli(dir, "devices");
+  EXPECT_EQ(devices.exit_code, 0);
+  EXPECT_EQ(devices.out.rfind("cpu    available: host CPU", 0), 0u) << devices.out;
+  ModelBuilder b;
+  b.input("x", onnx::TensorProto::FLOAT, {8});
+  b.node("Relu", {"x"}, {"y"}, "relu");
+  b.output("y");
+  b.save(dir / "m.onnx");
+  const std::string model = (dir / "m.onnx").string();
+  ASSERT_EQ(run_cli(dir, "audit " + model + " --samples 2 --quiet --json " + (dir / "a.json").string()).exit_code, 0);
+  ASSERT_EQ(run_cli(dir, "audit " + model + " --samples 2 --quiet --device cpu --json " + (dir / "b.json").string())
+                .exit_code,
+            0);
+  EXPECT_TRUE(read_whole_file(dir / "a.json") == read_whole_file(dir / "b.json"));
+  expect_clean_error(run_cli(dir, "audit " + model + " --device cuda"), {"--device cuda", "it has: cpu"});
+  expect_clean_error(run_cli(dir, "run " + model + " --device tpu"), {"--device tpu", "it has: cpu"});
+}

@@ -1,0 +1,20 @@
+// `mpaudit devices`: every backend of this build with its state, as `--device` names it.
+#include <cstdio>
+
+#include "backends/backend.h"
+#include "cli/commands.h"
+
+namespace mpa::cli {
+
+Action add_devices(CLI::App&) {
+  return [] {
+    for (const Backend* b : backends()) {
+      const Support here = b->available();
+      std::printf("%-6s %s: %s\n", std::string(b->name()).c_str(), here.ok ? "available" : "unavailable",
+                  here.ok ? b->describe().c_str() : here.reason.c_str());
+    }
+    return 0;
+  };
+}
+
+}  // namespace mpa::cli
