@@ -237,8 +237,10 @@ TensorMap Session::run(const TensorMap& feeds, const NodeHook& hook, RunStats* s
     const NodeHook& hook_;
     SubgraphObserver* observer_;
   };
+  static const std::vector<StreamPlan> own_plan(1);  // the session's own configs and initializers
   Watch watch(*this, hook, observer);
-  return run_streams(feeds, {StreamPlan{}}, hook || observer ? &watch : nullptr, outer, stats).front();
+  std::vector<TensorMap> outputs = run_streams(feeds, own_plan, hook || observer ? &watch : nullptr, outer, stats);
+  return std::move(outputs.front());
 }
 
 std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::vector<StreamPlan>& streams,
@@ -257,6 +259,9 @@ std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::v
   auto config_of = [&](size_t s, size_t i) -> const ExecConfig& {
     return streams[s].node_config.empty() ? node_configs_[i] : streams[s].node_config[i];
   };
+  // Times are for the observer; a plain run reads no clock.
+  const auto now = [observer] { return observer ? clock::now() : clock::time_point{}; };
+  const auto since = [observer](clock::time_point start) { return observer ? seconds_since(start) : 0.0; };
   auto in_format = [&](size_t s, size_t i) { return !streams[s].computes_in_format.empty() && streams[s].computes_in_format[i]; };
   auto read_slot = [&](size_t s, int slot, Format storage, bool narrow_doubles) -> const Tensor* {
     StreamValues& table = tables[s];
@@ -288,7 +293,19 @@ std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::v
   };
 
   std::vector<StreamStep> steps(streams.size());
-  std::vector<ScopeLookup> scopes(streams.size());
+  // What each stream's scope reads with at the running node; the lookups capture a pointer to it, small
+  // enough for std::function to hold without allocating, and are made once per run, not per node.
+  struct ScopeAt {
+    size_t stream;
+    Format storage;
+    bool narrow;
+  };
+  std::vector<ScopeAt> scope_at(streams.size());
+  std::vector<ScopeLookup> scopes;
+  for (size_t s = 0; s < streams.size(); ++s)
+    scopes.emplace_back([&lookup, at = &scope_at[s]](const std::string& name) {
+      return lookup(at->stream, name, at->storage, at->narrow);
+    });
   for (size_t i = 0; i < graph_->nodes.size(); ++i) {
     const Node& node = graph_->nodes[i];
     const NodeSlots& slots = node_slots_[i];
@@ -298,7 +315,7 @@ std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::v
       const NvtxRange stream_range(format_name(format_of(config)).data());
       const bool narrow = in_format(s, i);
       StreamStep& step = steps[s];
-      const auto reading = clock::now();
+      const auto reading = now();
       step.inputs.clear();
       for (size_t k = 0; k < node.inputs.size(); ++k) {
         const std::string& name = node.inputs[k];
@@ -312,20 +329,16 @@ std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::v
         if (!name.empty() && !t) fail(node.label() + ": input '" + name + "' has no value");
         step.inputs.push_back(t);
       }
-      step.convert_seconds = seconds_since(reading);
-      // For nodes with subgraphs and for the observer; empty (no allocation) otherwise.
-      if (!node.implicit_inputs.empty() || observer)
-        scopes[s] = [&lookup, s, storage = config.storage, narrow](const std::string& name) {
-          return lookup(s, name, storage, narrow);
-        };
-      const auto running = clock::now();
+      step.convert_seconds = since(reading);
+      scope_at[s] = {s, config.storage, narrow};
+      const auto running = now();
       std::vector<Tensor> results =
           run_node(i, step.inputs, config, node.implicit_inputs.empty() ? nullptr : &scopes[s],
                    observer ? observer->subgraphs(i, s) : nullptr);
-      step.run_seconds = seconds_since(running);
-      const auto storing = clock::now();
+      step.run_seconds = since(running);
+      const auto storing = now();
       if (config.storage != Format::FP32 || narrow) store_in(results, config.storage, streams[s], i);
-      step.convert_seconds += seconds_since(storing);
+      step.convert_seconds += since(storing);
       step.outputs.assign(node.outputs.size(), nullptr);
       for (size_t k = 0; k < node.outputs.size(); ++k)
         if (const int slot = slots.outputs[k]; slot >= 0) {
