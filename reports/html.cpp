@@ -14,8 +14,6 @@ json sparse(const probes::ExpHistogram& h) {
   return out;
 }
 
-json number(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
-
 // What the page needs of the report: per target its summary and format, per node its figures per target.
 json page_data(const Report& r) {
   json targets = json::object();
@@ -23,8 +21,8 @@ json page_data(const Report& r) {
     const FormatTraits& f = format_traits(storage_format(*parse_format(fmt)));
     json outputs = json::array();
     for (const OutputSummary& o : s.outputs)
-      outputs.push_back({{"name", o.name}, {"max_abs", number(o.max_abs_err)}, {"max_rel", number(o.max_rel_err)},
-                         {"cosine", number(o.cosine)}, {"sqnr", number(o.sqnr_db)}});
+      outputs.push_back({{"name", o.name}, {"max_abs", probes::number_or_null(o.max_abs_err)}, {"max_rel", probes::number_or_null(o.max_rel_err)},
+                         {"cosine", probes::number_or_null(o.cosine)}, {"sqnr", probes::number_or_null(o.sqnr_db)}});
     targets[fmt] = {{"pass", s.pass},
                     {"unsafe", s.unsafe_nodes.size()},
                     {"warn", s.warn_nodes.size()},
@@ -54,11 +52,11 @@ json page_data(const Report& r) {
                 {"kept", nt.kept_fp32}};
       if (t && t->targets.count(fmt)) {
         const TensorTarget& tt = t->targets.at(fmt);
-        p["iso"] = tt.isolated.compared ? number(tt.isolated.sqnr_db()) : json(nullptr);
-        p["prop"] = tt.propagated.compared ? number(tt.propagated.sqnr_db()) : json(nullptr);
+        p["iso"] = tt.isolated.compared ? probes::number_or_null(tt.isolated.sqnr_db()) : json(nullptr);
+        p["prop"] = tt.propagated.compared ? probes::number_or_null(tt.propagated.sqnr_db()) : json(nullptr);
         p["bad"] = tt.propagated.nonfinite();
         p["over"] = tt.fit.overflow;
-        p["flush"] = tt.fit.nonzero ? number(100.0 * static_cast<double>(tt.fit.flush_to_zero) / static_cast<double>(tt.fit.nonzero))
+        p["flush"] = tt.fit.nonzero ? probes::number_or_null(100.0 * static_cast<double>(tt.fit.flush_to_zero) / static_cast<double>(tt.fit.nonzero))
                                     : json(nullptr);
         p["ph"] = sparse(tt.propagated_hist);
       }
@@ -67,7 +65,7 @@ json page_data(const Report& r) {
     json node = {{"name", n.name}, {"op", n.op_type}, {"t", per}};
     if (t) {
       node["out"] = t->name;
-      node["absmax"] = number(t->range.absmax());
+      node["absmax"] = probes::number_or_null(t->range.absmax());
       node["h"] = sparse(t->hist);
     }
     nodes.push_back(std::move(node));
@@ -221,7 +219,7 @@ std::string html_report(const Report& report) {
          "<div class=\"cards\" id=\"cards\"></div>\n"
          "<section><h2>Alerts</h2><div id=\"alerts\"></div></section>\n"
          "<section><h2>Divergence along depth</h2><div id=\"depth\"></div></section>\n"
-         "<section><h2>Nodes <input id=\"filter\" placeholder=\"name or op (regex)\"> <small id=\"count\"></small></h2>"
+         "<section><h2>Nodes <label class=\"dim\">filter by name or op (regex) <input id=\"filter\"></label> <small id=\"count\"></small></h2>"
          "<div id=\"tablewrap\"><table><thead id=\"head\"><tr><th data-key=\"index\">#</th><th data-key=\"name\">name</th>"
          "<th data-key=\"op\">op</th><th data-key=\"verdict\">verdict</th><th data-key=\"absmax\">absmax</th>"
          "<th data-key=\"over\">overflow</th><th data-key=\"flush\">flush %</th><th data-key=\"iso\">iso dB</th>"

@@ -27,6 +27,9 @@ import tempfile
 import zlib
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
+from checklist import Checklist  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "models" / "demo"
 OFFLINE = ["--headless=new", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr", "--v=0",
@@ -107,12 +110,7 @@ def main() -> int:
     if not browser:
         print("html_report: no chromium on this machine (scripts/install-deps.sh installs it): skipped")
         return 77
-    failures: list[str] = []
-
-    def check(ok: bool, what: str) -> None:
-        print(("ok   " if ok else "FAIL ") + what)
-        if not ok:
-            failures.append(what)
+    check = Checklist("html_report")
 
     with tempfile.TemporaryDirectory(prefix="mpaudit-html-") as tmp:
         work = Path(tmp)
@@ -159,8 +157,7 @@ def main() -> int:
             for f in (page, shot, big_page):
                 shutil.copy(f, args.keep / f.name)
 
-    print(f"html_report: {len(failures)} failed")
-    return 1 if failures else 0
+    return check.finish()
 
 
 if __name__ == "__main__":

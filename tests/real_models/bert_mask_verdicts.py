@@ -21,6 +21,9 @@ import sys
 import tempfile
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
+from checklist import Checklist  # noqa: E402
+
 MODELS = Path(__file__).resolve().parents[2] / ".cache" / "pypi-models" / "minilm"
 OUTPUT = "last_hidden_state"
 ADDS = [f"/encoder/layer.{i}/attention/self/Add" for i in range(6)]
@@ -48,12 +51,7 @@ def main() -> int:
     if not all((MODELS / f"minilm_{s}.onnx").is_file() for s in ("where", "mul")):
         print(f"bert_mask_verdicts: {MODELS} has no models: run scripts/install-deps.sh")
         return 77
-    failures: list[str] = []
-
-    def check(ok: bool, what: str) -> None:
-        print(("ok   " if ok else "FAIL ") + what)
-        if not ok:
-            failures.append(what)
+    check = Checklist("bert_mask_verdicts")
 
     with tempfile.TemporaryDirectory(prefix="mpaudit-bert-") as tmp:
         out = Path(tmp)
@@ -95,8 +93,7 @@ def main() -> int:
         code, _ = audit(args.mpaudit, "where", out, "--keep-fp32", ",".join(blamed_before))
         check(code == 0, f"where style with the eight nodes once blamed kept in fp32 passes (exit {code})")
 
-    print(f"bert_mask_verdicts: {len(failures)} failed")
-    return 1 if failures else 0
+    return check.finish()
 
 
 if __name__ == "__main__":

@@ -24,6 +24,9 @@ from pathlib import Path
 
 import yaml
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
+from checklist import Checklist  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[2]
 MODEL = ROOT / "models" / "demo" / "tiny_cnn.onnx"
 AUDIT = ["--samples", "8", "--seed", "3", "--target", "fp16", "--target", "bf16"]
@@ -41,12 +44,7 @@ def main() -> int:
     parser.add_argument("--mpaudit", type=Path, required=True)
     args = parser.parse_args()
     mpaudit = args.mpaudit.resolve()
-    failures: list[str] = []
-
-    def check(ok: bool, what: str) -> None:
-        print(("ok   " if ok else "FAIL ") + what)
-        if not ok:
-            failures.append(what)
+    check = Checklist("check_shard_recipes")
 
     with tempfile.TemporaryDirectory(prefix="mpaudit-shards-") as tmp:
         work = Path(tmp)
@@ -96,8 +94,7 @@ def main() -> int:
               "the Indexed Job's 8 pods and the merge Job give the single audit's bytes")
         check((work / "k8s" / "report.junit.xml").is_file(), "the merge Job writes its JUnit report")
 
-    print(f"check_shard_recipes: {len(failures)} failed")
-    return 1 if failures else 0
+    return check.finish()
 
 
 if __name__ == "__main__":

@@ -1,0 +1,21 @@
+// A report as an earlier schema wrote it, made from one of today's: for the tests that readers (read_report,
+// merge, diff) still take the versions mpaudit has shipped.
+#pragma once
+#include <nlohmann/json.hpp>
+
+namespace mpa::test {
+
+// Schema 1: before traced consequences, the root/harm fields of node verdicts and verified advice.
+inline void as_schema_one(nlohmann::json& report) {
+  report["schema"] = "mpaudit.report/1";
+  for (auto& [fmt, summary] : report["summary"]["targets"].items()) summary.erase("advice");
+  for (auto& node : report["nodes"]) {
+    for (auto& [fmt, target] : node["targets"].items())
+      for (const char* key : {"consequence", "harm_at", "roots"}) target.erase(key);
+    for (auto& tensor : node["tensors"])
+      if (tensor.contains("targets"))
+        for (auto& [fmt, target] : tensor["targets"].items()) target.erase("consequence");
+  }
+}
+
+}  // namespace mpa::test
