@@ -7,7 +7,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
-#include "backends/cpu/parallel.h"
+#include "backends/backend.h"
 #include "probes/exact_sum.h"
 #include "tensor/dispatch.h"
 #include "tensor/tensor.h"
@@ -54,7 +54,7 @@ template <class Visit> void for_each_value(const Tensor& t, int64_t begin, int64
 template <class Chunk, class MakeChunk, class Fold> void chunked(int64_t n, MakeChunk&& make_chunk, Fold&& fold) {
   const int64_t chunks = (n + kChunk - 1) / kChunk;
   std::vector<Chunk> results(static_cast<size_t>(chunks));
-  cpu::parallel_for(chunks, 1, [&](int64_t begin, int64_t end) {
+  host_parallel_for(chunks, 1, [&](int64_t begin, int64_t end) {
     for (int64_t c = begin; c < end; ++c)
       results[static_cast<size_t>(c)] = make_chunk(c * kChunk, std::min(n, (c + 1) * kChunk));
   });

@@ -73,6 +73,7 @@ json Config::to_json() const {
           {"inputs", inputs},
           {"keep_fp32", keep_fp32},
           {"timing", timing},
+          {"backend", backend},
           {"thresholds", thresholds.to_json()}};
 }
 
@@ -100,6 +101,7 @@ Config Config::from_json(const json& j) {
   c.inputs = j.at("inputs");
   c.keep_fp32 = j.at("keep_fp32").get<std::vector<std::string>>();
   c.timing = j.at("timing");
+  c.backend = j.value("backend", "cpu");  // absent before schema 3: the CPU ran everything
   c.thresholds = Thresholds::from_json(j.at("thresholds"));
   return c;
 }
@@ -217,7 +219,15 @@ json to_json(const Report& r) {
   j["exp_hist_layout"] = probes::ExpHistogram::layout();
   json summary = json::object();
   for (const auto& [fmt, s] : r.summary) summary[fmt] = summary_json(s);
+  int64_t fallback_nodes = 0;
+  for (const NodeStats& n : r.nodes) fallback_nodes += !n.fallbacks.empty();
   j["summary"] = {{"targets", summary}};
+  j["placement"] = {{"backend", r.config.backend},
+                    {"fallback_nodes", fallback_nodes},
+                    {"uploads", r.transfers.uploads},
+                    {"downloads", r.transfers.downloads},
+                    {"bytes_uploaded", r.transfers.bytes_uploaded},
+                    {"bytes_downloaded", r.transfers.bytes_downloaded}};
   json inputs = json::array();
   for (const TensorStats& t : r.inputs) inputs.push_back(tensor_json(t, r.config));
   j["inputs"] = std::move(inputs);
@@ -259,6 +269,7 @@ json to_json(const Report& r) {
                           ? json(n.time_ms_total / static_cast<double>(r.config.samples))
                           : json(nullptr);
     node["state"] = {{"time_ms_total", n.time_ms_total}};
+    if (!n.fallbacks.empty()) node["fallbacks"] = n.fallbacks;
     nodes.push_back(std::move(node));
   }
   j["nodes"] = std::move(nodes);
@@ -316,7 +327,7 @@ TensorStats tensor_from_json(const json& t) {
 Report from_json(const json& j) {
   try {
     const std::string schema = j.value("schema", "");
-    if (!(schema == kSchema || schema == kSchemaV1))
+    if (!(schema == kSchema || schema == kSchemaV2 || schema == kSchemaV1))
       fail("not an mpaudit report (schema '" + schema + "', expected '" + kSchema + "')");
     const bool v1 = schema == kSchemaV1;
     Report r;
@@ -345,6 +356,10 @@ Report from_json(const json& j) {
                              probes::number_from(o.at("cosine")), probes::number_from(o.at("sqnr_db"))});
       r.summary[fmt] = std::move(t);
     }
+    if (j.contains("placement")) {
+      const json& p = j.at("placement");
+      r.transfers = {p.at("uploads"), p.at("downloads"), p.at("bytes_uploaded"), p.at("bytes_downloaded")};
+    }
     for (const json& t : j.at("inputs")) r.inputs.push_back(tensor_from_json(t));
     for (const json& n : j.at("nodes")) {
       NodeStats node;
@@ -356,6 +371,7 @@ Report from_json(const json& j) {
       node.inputs = n.at("inputs").get<std::vector<std::string>>();
       node.outputs = n.at("outputs").get<std::vector<std::string>>();
       node.time_ms_total = n.at("state").at("time_ms_total");
+      if (n.contains("fallbacks")) node.fallbacks = n.at("fallbacks").get<std::map<std::string, std::string>>();
       for (const auto& [fmt, t] : n.at("targets").items()) {
         NodeTarget target;
         target.verdict = parse_verdict(t.at("verdict"));
@@ -485,12 +501,17 @@ void Report::merge(const Report& o) {
   else if (!o.inputs.empty()) merge_tensors(inputs, o.inputs, "the graph inputs");
   config.samples += o.config.samples;
   config.shard = config.samples == config.total_samples ? "" : "partial";
+  transfers.uploads += o.transfers.uploads;
+  transfers.downloads += o.transfers.downloads;
+  transfers.bytes_uploaded += o.transfers.bytes_uploaded;
+  transfers.bytes_downloaded += o.transfers.bytes_downloaded;
   for (size_t i = 0; i < nodes.size(); ++i) {
     NodeStats& a = nodes[i];
     const NodeStats& b = o.nodes[i];
     if (!(a.name == b.name)) fail("reports differ at node " + a.name);
     a.time_ms_total += b.time_ms_total;
     a.executions += b.executions;
+    a.fallbacks.insert(b.fallbacks.begin(), b.fallbacks.end());
     // A node inside a branch or loop may have run on one report's samples only.
     if (b.tensors.empty()) continue;
     if (a.tensors.empty()) {

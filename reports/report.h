@@ -1,6 +1,6 @@
 // The report model: what an audit measured, per node and output tensor, per target format. The JSON
 // writer/reader below is the only interface between the engine and its consumers (CI gates, `merge`,
-// the dashboard). Schema: reports/schema/mpaudit.report.2.json. Versioned by kSchema.
+// the dashboard). Schema: reports/schema/mpaudit.report.3.json. Versioned by kSchema.
 #pragma once
 #include <map>
 #include <optional>
@@ -15,7 +15,9 @@
 namespace mpa::report {
 
 using json = probes::json;
-inline constexpr const char* kSchema = "mpaudit.report/2";
+inline constexpr const char* kSchema = "mpaudit.report/3";
+// Reports of schema 2 (before placement: every node ran on the CPU) are read too.
+inline constexpr const char* kSchemaV2 = "mpaudit.report/2";
 // Reports of schema 1 (before consequences and verified advice) are read too, as reports with no traces.
 inline constexpr const char* kSchemaV1 = "mpaudit.report/1";
 
@@ -58,6 +60,7 @@ struct Config {
   std::string inputs;         // how inputs were made ("random normal", a folder, files)
   std::vector<std::string> keep_fp32;  // top-level nodes the target runs computed in fp32 (sorted)
   bool timing = false;
+  std::string backend = "cpu";  // the backend asked for (--device); nodes it could not run fell back to the CPU
   Thresholds thresholds;
   json to_json() const;
   static Config from_json(const json& j);
@@ -146,6 +149,16 @@ struct NodeStats {
   std::vector<WeightStats> weights;
   std::map<std::string, NodeTarget> targets;
   double time_ms_total = 0;  // reference run, summed over samples (only with config.timing)
+  // The runs ("reference" or a target's name) that ran this node on the CPU instead of config.backend, each
+  // with the reason in words; empty where every run was on config.backend.
+  std::map<std::string, std::string> fallbacks;
+};
+
+// What the runs moved between the host and the device of config.backend (inputs of nodes on another
+// device than their producer's, graph outputs, the copies the probes read), summed over samples.
+struct Transfers {
+  int64_t uploads = 0, downloads = 0;
+  int64_t bytes_uploaded = 0, bytes_downloaded = 0;
 };
 
 struct OutputSummary {
@@ -183,6 +196,7 @@ struct Report {
   std::vector<TensorStats> inputs;
   std::vector<NodeStats> nodes;
   std::map<std::string, TargetSummary> summary;
+  Transfers transfers;
 
   // Joins statistics of the same model and config measured on other samples (fails when they differ).
   void merge(const Report& other);

@@ -270,192 +270,234 @@ int64_t count_crossings(const std::vector<std::vector<int>>& layers, const std::
   return total;
 }
 
+// layered_layout's steps over their shared state, in order: each reads what the ones before it made.
+struct LayeredLayout {
+  LayeredLayout(const LayoutInput& in, LayoutProgress* watch) : input(in), progress(watch), n(in.item_count) {}
+  const LayoutInput& input;
+  LayoutProgress* progress;
+  int n;
+  GraphLayout out;
+  std::vector<std::pair<int, int>> links;          // unique edges, oriented along item order
+  std::vector<std::vector<int>> preds, succs;      // per item, over links
+  std::vector<int> layer;                          // per item
+  std::vector<int> vertex_layer, order_key;        // per vertex: items, then dummies
+  std::vector<std::vector<int>> up, down, chains;  // neighbours in adjacent layers; per link, its vertices
+  size_t vertex_count = 0;
+  std::vector<std::vector<int>> layers;            // vertices per layer, in order
+  std::vector<double> position;                    // per vertex, its index in its layer
+  std::vector<float> width, x;                     // per vertex
+
+  bool cancelled() const { return progress && progress->cancel.load(std::memory_order_relaxed); }
+  void report(float fraction) const {
+    if (progress) progress->fraction.store(fraction, std::memory_order_relaxed);
+  }
+
+  std::optional<GraphLayout> run() {
+    orient_links();
+    assign_layers();
+    report(0.1f);
+    if (cancelled()) return std::nullopt;
+    add_dummies();
+    if (!order_layers() || !place_horizontally()) return std::nullopt;
+    route_edges();
+    report(1.0f);
+    return std::move(out);
+  }
+
+  void orient_links() {
+    // 1. Orient every edge along item order; links are the unique oriented pairs.
+    links.reserve(input.edges.size());
+    for (const auto& [a, b] : input.edges) links.emplace_back(std::min(a, b), std::max(a, b));
+    std::sort(links.begin(), links.end());
+    links.erase(std::unique(links.begin(), links.end()), links.end());
+    preds.resize(static_cast<size_t>(n));
+    succs.resize(static_cast<size_t>(n));
+    for (const auto& [u, v] : links) {
+      preds[static_cast<size_t>(v)].push_back(u);
+      succs[static_cast<size_t>(u)].push_back(v);
+    }
+  }
+
+  void assign_layers() {
+    // 2. Longest-path layers (item order is a topological order), then each source moves down to just above
+    // its first consumer, so constants and weights sit next to where they are used.
+    layer.assign(static_cast<size_t>(n), 0);
+    for (int v = 0; v < n; ++v)
+      for (int u : preds[static_cast<size_t>(v)]) layer[static_cast<size_t>(v)] = std::max(layer[static_cast<size_t>(v)], layer[static_cast<size_t>(u)] + 1);
+    for (int v = n - 1; v >= 0; --v) {
+      if (!preds[static_cast<size_t>(v)].empty() || succs[static_cast<size_t>(v)].empty()) continue;
+      int first = INT32_MAX;
+      for (int s : succs[static_cast<size_t>(v)]) first = std::min(first, layer[static_cast<size_t>(s)]);
+      layer[static_cast<size_t>(v)] = first - 1;
+    }
+    for (int l : layer) out.layer_count = std::max(out.layer_count, l + 1);
+  }
+
+  void add_dummies() {
+    // 3. Vertices: the items, then dummies on links spanning more than one layer. up/down hold neighbours in
+    // the adjacent layers only.
+    vertex_layer.assign(layer.begin(), layer.end());
+    order_key.resize(static_cast<size_t>(n));
+    std::iota(order_key.begin(), order_key.end(), 0);
+    up.resize(static_cast<size_t>(n));
+    down.resize(static_cast<size_t>(n));
+    chains.resize(links.size());
+    for (size_t k = 0; k < links.size(); ++k) {
+      const auto [u, v] = links[k];
+      const int span = layer[static_cast<size_t>(v)] - layer[static_cast<size_t>(u)];
+      std::vector<int>& chain = chains[k];
+      chain.push_back(u);
+      if (span > 1 && out.dummy_count + span - 1 <= kMaxDummies) {
+        for (int l = layer[static_cast<size_t>(u)] + 1; l < layer[static_cast<size_t>(v)]; ++l) {
+          chain.push_back(static_cast<int>(vertex_layer.size()));
+          vertex_layer.push_back(l);
+          order_key.push_back(u);
+          up.emplace_back();
+          down.emplace_back();
+          ++out.dummy_count;
+        }
+      }
+      chain.push_back(v);
+      for (size_t i = 0; i + 1 < chain.size(); ++i) {
+        const int a = chain[i], b = chain[i + 1];
+        if (vertex_layer[static_cast<size_t>(b)] - vertex_layer[static_cast<size_t>(a)] != 1) continue;  // straight long edge
+        down[static_cast<size_t>(a)].push_back(b);
+        up[static_cast<size_t>(b)].push_back(a);
+      }
+    }
+    vertex_count = vertex_layer.size();
+  }
+
+  bool order_layers() {
+    // 4. Ordering: start from execution order (dummies after the items, near their source), then barycentre
+    // sweeps; a vertex with no neighbour on the side looked at keeps its place. The order with the fewest
+    // crossings seen after any sweep is kept (a sweep can make things worse).
+    layers.resize(static_cast<size_t>(out.layer_count));
+    {
+      std::vector<int> by_key(vertex_count);
+      std::iota(by_key.begin(), by_key.end(), 0);
+      std::stable_sort(by_key.begin(), by_key.end(), [&](int a, int b) {
+        const bool dummy_a = a >= n, dummy_b = b >= n;
+        if (order_key[static_cast<size_t>(a)] != order_key[static_cast<size_t>(b)])
+          return order_key[static_cast<size_t>(a)] < order_key[static_cast<size_t>(b)];
+        return dummy_a < dummy_b;
+      });
+      for (int v : by_key) layers[static_cast<size_t>(vertex_layer[static_cast<size_t>(v)])].push_back(v);
+    }
+    position.assign(vertex_count, 0);
+    for (const std::vector<int>& l : layers)
+      for (size_t i = 0; i < l.size(); ++i) position[static_cast<size_t>(l[i])] = static_cast<double>(i);
+    std::vector<double> barycentre(vertex_count, 0);
+    const auto crossings = [&] { return count_crossings(layers, down, position); };
+    int64_t fewest = crossings();
+    std::vector<std::vector<int>> best = layers;
+    out.initial_crossings = fewest;
+    for (int pass = 0; pass < 2 * kOrderingSweeps && fewest > 0; ++pass) {
+      const bool downward = pass % 2 == 0;
+      const int layer_count = out.layer_count;
+      for (int step = 1; step < layer_count; ++step) {
+        std::vector<int>& l = layers[static_cast<size_t>(downward ? step : layer_count - 1 - step)];
+        for (int v : l) {
+          const std::vector<int>& neighbours = downward ? up[static_cast<size_t>(v)] : down[static_cast<size_t>(v)];
+          double sum = 0;
+          for (int w : neighbours) sum += position[static_cast<size_t>(w)];
+          barycentre[static_cast<size_t>(v)] = neighbours.empty() ? position[static_cast<size_t>(v)] : sum / static_cast<double>(neighbours.size());
+        }
+        std::stable_sort(l.begin(), l.end(), [&](int a, int b) { return barycentre[static_cast<size_t>(a)] < barycentre[static_cast<size_t>(b)]; });
+        for (size_t i = 0; i < l.size(); ++i) position[static_cast<size_t>(l[i])] = static_cast<double>(i);
+        if (step % 64 == 0 && cancelled()) return false;
+      }
+      report(0.1f + 0.7f * static_cast<float>(pass + 1) / (2 * kOrderingSweeps));
+      if (cancelled()) return false;
+      if (const int64_t now = crossings(); now < fewest) {
+        fewest = now;
+        best = layers;
+      }
+    }
+    layers = std::move(best);
+    for (const std::vector<int>& l : layers)
+      for (size_t i = 0; i < l.size(); ++i) position[static_cast<size_t>(l[i])] = static_cast<double>(i);
+    out.crossings = fewest;
+    return true;
+  }
+
+  bool place_horizontally() {
+    // 5. x: packed at first, then pulled towards the neighbours above, below and above again, keeping order
+    // and spacing.
+    width.assign(vertex_count, GraphLayout::kDummyWidth);
+    x.assign(vertex_count, 0);
+    for (int v = 0; v < n; ++v) width[static_cast<size_t>(v)] = GraphLayout::kItemWidth;
+    for (const std::vector<int>& l : layers) place_layer(l, width, std::vector<double>(l.size(), 0), x);
+    std::vector<double> desired;
+    for (int pass = 0; pass < 3; ++pass) {
+      const bool downward = pass % 2 == 0;
+      for (int step = 1; step < out.layer_count; ++step) {
+        const std::vector<int>& l = layers[static_cast<size_t>(downward ? step : out.layer_count - 1 - step)];
+        desired.assign(l.size(), 0);
+        for (size_t i = 0; i < l.size(); ++i) {
+          const std::vector<int>& neighbours = downward ? up[static_cast<size_t>(l[i])] : down[static_cast<size_t>(l[i])];
+          double sum = 0;
+          for (int w : neighbours) sum += x[static_cast<size_t>(w)];
+          desired[i] = neighbours.empty() ? x[static_cast<size_t>(l[i])] : sum / static_cast<double>(neighbours.size());
+        }
+        place_layer(l, width, desired, x);
+      }
+      report(0.8f + 0.15f * static_cast<float>(pass + 1) / 3);
+      if (cancelled()) return false;
+    }
+    return true;
+  }
+
+  void route_edges() {
+    // 6. Coordinates and routes.
+    const float layer_step = GraphLayout::kItemHeight + GraphLayout::kLayerGap;
+    const auto y_of = [&](int v) { return static_cast<float>(vertex_layer[static_cast<size_t>(v)]) * layer_step; };
+    out.layer = layer;
+    out.centre.resize(static_cast<size_t>(n));
+    out.min = {0, 0};
+    out.max = {0, 0};
+    bool first = true;
+    const auto extend = [&](Point p) {
+      if (first) {
+        out.min = out.max = p;
+        first = false;
+      }
+      out.min = {std::min(out.min.x, p.x), std::min(out.min.y, p.y)};
+      out.max = {std::max(out.max.x, p.x), std::max(out.max.y, p.y)};
+    };
+    for (int v = 0; v < n; ++v) {
+      out.centre[static_cast<size_t>(v)] = {x[static_cast<size_t>(v)], y_of(v)};
+      extend({x[static_cast<size_t>(v)] - GraphLayout::kItemWidth / 2, y_of(v) - GraphLayout::kItemHeight / 2});
+      extend({x[static_cast<size_t>(v)] + GraphLayout::kItemWidth / 2, y_of(v) + GraphLayout::kItemHeight / 2});
+    }
+    out.routes.reserve(input.edges.size());
+    for (const auto& [a, b] : input.edges) {
+      const auto link = std::lower_bound(links.begin(), links.end(), std::make_pair(std::min(a, b), std::max(a, b)));
+      const std::vector<int>& chain = chains[static_cast<size_t>(link - links.begin())];
+      EdgeRoute route{a, b, a > b, {}, {}, {}};
+      const float half = GraphLayout::kItemHeight / 2;
+      route.points.push_back({x[static_cast<size_t>(chain.front())], y_of(chain.front()) + half});
+      for (size_t i = 1; i + 1 < chain.size(); ++i) {
+        route.points.push_back({x[static_cast<size_t>(chain[i])], y_of(chain[i]) - half});
+        route.points.push_back({x[static_cast<size_t>(chain[i])], y_of(chain[i]) + half});
+      }
+      route.points.push_back({x[static_cast<size_t>(chain.back())], y_of(chain.back()) - half});
+      if (route.reversed) std::reverse(route.points.begin(), route.points.end());
+      route.min = route.max = route.points.front();
+      for (const Point& p : route.points) {
+        route.min = {std::min(route.min.x, p.x), std::min(route.min.y, p.y)};
+        route.max = {std::max(route.max.x, p.x), std::max(route.max.y, p.y)};
+        extend(p);
+      }
+      out.routes.push_back(std::move(route));
+    }
+  }
+};
+
 }  // namespace
 
 std::optional<GraphLayout> layered_layout(const LayoutInput& input, LayoutProgress* progress) {
-  const auto cancelled = [&] { return progress && progress->cancel.load(std::memory_order_relaxed); };
-  const auto report = [&](float fraction) {
-    if (progress) progress->fraction.store(fraction, std::memory_order_relaxed);
-  };
-  const int n = input.item_count;
-  GraphLayout out;
-
-  // 1. Orient every edge along item order; links are the unique oriented pairs.
-  std::vector<std::pair<int, int>> links;
-  links.reserve(input.edges.size());
-  for (const auto& [a, b] : input.edges) links.emplace_back(std::min(a, b), std::max(a, b));
-  std::sort(links.begin(), links.end());
-  links.erase(std::unique(links.begin(), links.end()), links.end());
-  std::vector<std::vector<int>> preds(static_cast<size_t>(n)), succs(static_cast<size_t>(n));
-  for (const auto& [u, v] : links) {
-    preds[static_cast<size_t>(v)].push_back(u);
-    succs[static_cast<size_t>(u)].push_back(v);
-  }
-
-  // 2. Longest-path layers (item order is a topological order), then each source moves down to just above
-  // its first consumer, so constants and weights sit next to where they are used.
-  std::vector<int> layer(static_cast<size_t>(n), 0);
-  for (int v = 0; v < n; ++v)
-    for (int u : preds[static_cast<size_t>(v)]) layer[static_cast<size_t>(v)] = std::max(layer[static_cast<size_t>(v)], layer[static_cast<size_t>(u)] + 1);
-  for (int v = n - 1; v >= 0; --v) {
-    if (!preds[static_cast<size_t>(v)].empty() || succs[static_cast<size_t>(v)].empty()) continue;
-    int first = INT32_MAX;
-    for (int s : succs[static_cast<size_t>(v)]) first = std::min(first, layer[static_cast<size_t>(s)]);
-    layer[static_cast<size_t>(v)] = first - 1;
-  }
-  for (int l : layer) out.layer_count = std::max(out.layer_count, l + 1);
-  report(0.1f);
-  if (cancelled()) return std::nullopt;
-
-  // 3. Vertices: the items, then dummies on links spanning more than one layer. up/down hold neighbours in
-  // the adjacent layers only.
-  std::vector<int> vertex_layer(layer.begin(), layer.end());
-  std::vector<int> order_key(static_cast<size_t>(n));
-  std::iota(order_key.begin(), order_key.end(), 0);
-  std::vector<std::vector<int>> up(static_cast<size_t>(n)), down(static_cast<size_t>(n));
-  std::vector<std::vector<int>> chains(links.size());
-  for (size_t k = 0; k < links.size(); ++k) {
-    const auto [u, v] = links[k];
-    const int span = layer[static_cast<size_t>(v)] - layer[static_cast<size_t>(u)];
-    std::vector<int>& chain = chains[k];
-    chain.push_back(u);
-    if (span > 1 && out.dummy_count + span - 1 <= kMaxDummies) {
-      for (int l = layer[static_cast<size_t>(u)] + 1; l < layer[static_cast<size_t>(v)]; ++l) {
-        chain.push_back(static_cast<int>(vertex_layer.size()));
-        vertex_layer.push_back(l);
-        order_key.push_back(u);
-        up.emplace_back();
-        down.emplace_back();
-        ++out.dummy_count;
-      }
-    }
-    chain.push_back(v);
-    for (size_t i = 0; i + 1 < chain.size(); ++i) {
-      const int a = chain[i], b = chain[i + 1];
-      if (vertex_layer[static_cast<size_t>(b)] - vertex_layer[static_cast<size_t>(a)] != 1) continue;  // straight long edge
-      down[static_cast<size_t>(a)].push_back(b);
-      up[static_cast<size_t>(b)].push_back(a);
-    }
-  }
-  const size_t vertex_count = vertex_layer.size();
-
-  // 4. Ordering: start from execution order (dummies after the items, near their source), then barycentre
-  // sweeps; a vertex with no neighbour on the side looked at keeps its place. The order with the fewest
-  // crossings seen after any sweep is kept (a sweep can make things worse).
-  std::vector<std::vector<int>> layers(static_cast<size_t>(out.layer_count));
-  {
-    std::vector<int> by_key(vertex_count);
-    std::iota(by_key.begin(), by_key.end(), 0);
-    std::stable_sort(by_key.begin(), by_key.end(), [&](int a, int b) {
-      const bool dummy_a = a >= n, dummy_b = b >= n;
-      if (order_key[static_cast<size_t>(a)] != order_key[static_cast<size_t>(b)])
-        return order_key[static_cast<size_t>(a)] < order_key[static_cast<size_t>(b)];
-      return dummy_a < dummy_b;
-    });
-    for (int v : by_key) layers[static_cast<size_t>(vertex_layer[static_cast<size_t>(v)])].push_back(v);
-  }
-  std::vector<double> position(vertex_count, 0);
-  for (const std::vector<int>& l : layers)
-    for (size_t i = 0; i < l.size(); ++i) position[static_cast<size_t>(l[i])] = static_cast<double>(i);
-  std::vector<double> barycentre(vertex_count, 0);
-  const auto crossings = [&] { return count_crossings(layers, down, position); };
-  int64_t fewest = crossings();
-  std::vector<std::vector<int>> best = layers;
-  out.initial_crossings = fewest;
-  for (int pass = 0; pass < 2 * kOrderingSweeps && fewest > 0; ++pass) {
-    const bool downward = pass % 2 == 0;
-    const int layer_count = out.layer_count;
-    for (int step = 1; step < layer_count; ++step) {
-      std::vector<int>& l = layers[static_cast<size_t>(downward ? step : layer_count - 1 - step)];
-      for (int v : l) {
-        const std::vector<int>& neighbours = downward ? up[static_cast<size_t>(v)] : down[static_cast<size_t>(v)];
-        double sum = 0;
-        for (int w : neighbours) sum += position[static_cast<size_t>(w)];
-        barycentre[static_cast<size_t>(v)] = neighbours.empty() ? position[static_cast<size_t>(v)] : sum / static_cast<double>(neighbours.size());
-      }
-      std::stable_sort(l.begin(), l.end(), [&](int a, int b) { return barycentre[static_cast<size_t>(a)] < barycentre[static_cast<size_t>(b)]; });
-      for (size_t i = 0; i < l.size(); ++i) position[static_cast<size_t>(l[i])] = static_cast<double>(i);
-      if (step % 64 == 0 && cancelled()) return std::nullopt;
-    }
-    report(0.1f + 0.7f * static_cast<float>(pass + 1) / (2 * kOrderingSweeps));
-    if (cancelled()) return std::nullopt;
-    if (const int64_t now = crossings(); now < fewest) {
-      fewest = now;
-      best = layers;
-    }
-  }
-  layers = std::move(best);
-  for (const std::vector<int>& l : layers)
-    for (size_t i = 0; i < l.size(); ++i) position[static_cast<size_t>(l[i])] = static_cast<double>(i);
-  out.crossings = fewest;
-
-  // 5. x: packed at first, then pulled towards the neighbours above, below and above again, keeping order
-  // and spacing.
-  std::vector<float> width(vertex_count, GraphLayout::kDummyWidth), x(vertex_count, 0);
-  for (int v = 0; v < n; ++v) width[static_cast<size_t>(v)] = GraphLayout::kItemWidth;
-  for (const std::vector<int>& l : layers) place_layer(l, width, std::vector<double>(l.size(), 0), x);
-  std::vector<double> desired;
-  for (int pass = 0; pass < 3; ++pass) {
-    const bool downward = pass % 2 == 0;
-    for (int step = 1; step < out.layer_count; ++step) {
-      const std::vector<int>& l = layers[static_cast<size_t>(downward ? step : out.layer_count - 1 - step)];
-      desired.assign(l.size(), 0);
-      for (size_t i = 0; i < l.size(); ++i) {
-        const std::vector<int>& neighbours = downward ? up[static_cast<size_t>(l[i])] : down[static_cast<size_t>(l[i])];
-        double sum = 0;
-        for (int w : neighbours) sum += x[static_cast<size_t>(w)];
-        desired[i] = neighbours.empty() ? x[static_cast<size_t>(l[i])] : sum / static_cast<double>(neighbours.size());
-      }
-      place_layer(l, width, desired, x);
-    }
-    report(0.8f + 0.15f * static_cast<float>(pass + 1) / 3);
-    if (cancelled()) return std::nullopt;
-  }
-
-  // 6. Coordinates and routes.
-  const float layer_step = GraphLayout::kItemHeight + GraphLayout::kLayerGap;
-  const auto y_of = [&](int v) { return static_cast<float>(vertex_layer[static_cast<size_t>(v)]) * layer_step; };
-  out.layer = layer;
-  out.centre.resize(static_cast<size_t>(n));
-  out.min = {0, 0};
-  out.max = {0, 0};
-  bool first = true;
-  const auto extend = [&](Point p) {
-    if (first) {
-      out.min = out.max = p;
-      first = false;
-    }
-    out.min = {std::min(out.min.x, p.x), std::min(out.min.y, p.y)};
-    out.max = {std::max(out.max.x, p.x), std::max(out.max.y, p.y)};
-  };
-  for (int v = 0; v < n; ++v) {
-    out.centre[static_cast<size_t>(v)] = {x[static_cast<size_t>(v)], y_of(v)};
-    extend({x[static_cast<size_t>(v)] - GraphLayout::kItemWidth / 2, y_of(v) - GraphLayout::kItemHeight / 2});
-    extend({x[static_cast<size_t>(v)] + GraphLayout::kItemWidth / 2, y_of(v) + GraphLayout::kItemHeight / 2});
-  }
-  out.routes.reserve(input.edges.size());
-  for (const auto& [a, b] : input.edges) {
-    const auto link = std::lower_bound(links.begin(), links.end(), std::make_pair(std::min(a, b), std::max(a, b)));
-    const std::vector<int>& chain = chains[static_cast<size_t>(link - links.begin())];
-    EdgeRoute route{a, b, a > b, {}, {}, {}};
-    const float half = GraphLayout::kItemHeight / 2;
-    route.points.push_back({x[static_cast<size_t>(chain.front())], y_of(chain.front()) + half});
-    for (size_t i = 1; i + 1 < chain.size(); ++i) {
-      route.points.push_back({x[static_cast<size_t>(chain[i])], y_of(chain[i]) - half});
-      route.points.push_back({x[static_cast<size_t>(chain[i])], y_of(chain[i]) + half});
-    }
-    route.points.push_back({x[static_cast<size_t>(chain.back())], y_of(chain.back()) - half});
-    if (route.reversed) std::reverse(route.points.begin(), route.points.end());
-    route.min = route.max = route.points.front();
-    for (const Point& p : route.points) {
-      route.min = {std::min(route.min.x, p.x), std::min(route.min.y, p.y)};
-      route.max = {std::max(route.max.x, p.x), std::max(route.max.y, p.y)};
-      extend(p);
-    }
-    out.routes.push_back(std::move(route));
-  }
-  report(1.0f);
-  return out;
+  return LayeredLayout(input, progress).run();
 }
 
 // [SECTION] Metric overlay

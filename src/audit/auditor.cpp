@@ -167,13 +167,13 @@ struct Auditor::Impl {
     reference_config = config_for(options.reference, Accumulation::FP32, RuntimeProfile::Generic, options.threads);
     fp32_config = session.default_config();
     for (const auto& [name, t] : graph->initializers)
-      reference_initializers.emplace(name, options.reference == Format::FP64 ? widen_to_double(t) : t);
+      reference_initializers.emplace(name, options.reference == Format::FP64 ? host_backend().convert(t, Format::FP64, 1) : t);
     for (Format target : options.targets) {
       const ExecConfig c = config_for(target, options.accumulation, options.profile, options.threads);
       target_configs.push_back(c);
       std::map<std::string, Tensor> converted;  // once per format, not per sample
       for (const auto& [name, t] : graph->initializers)
-        converted.emplace(name, tensor_in_format(t, c.storage, scale_of(target_configs.size() - 1, t)));
+        converted.emplace(name, host_backend().convert(t, c.storage, scale_of(target_configs.size() - 1, t)));
       target_initializers.push_back(std::move(converted));
       divergence_params.emplace_back(storage_format(target), options.thresholds.tolerances);
       fit_bounds.emplace_back(storage_format(target));
@@ -235,10 +235,10 @@ struct Auditor::Impl {
   // The per-tensor scale of target k for a tensor whose reference absmax is given (1 when unscaled).
   double scale_for(size_t k, double absmax) const { return scaled(k) ? absmax_scale(options.targets[k], absmax) : 1.0; }
   // The same from the tensor itself (feeds, initializers), computing its absmax only when scaled.
-  double scale_of(size_t k, const Tensor& t) const { return scaled(k) ? scale_for(k, absmax_of(t)) : 1.0; }
+  double scale_of(size_t k, const Tensor& t) const { return scaled(k) ? scale_for(k, host_backend().absmax(t)) : 1.0; }
   Tensor in_target_format(size_t k, const Tensor& t) {
     ScopedSeconds converting(time.convert);
-    return tensor_in_format(t, target_configs[k].storage, scale_of(k, t));
+    return host_backend().convert(t, target_configs[k].storage, scale_of(k, t));
   }
 
   void mark_kept_nodes() {
@@ -370,8 +370,16 @@ struct Auditor::Impl {
     if (!any_scaled) return absmax;
     ScopedSeconds probing(time.probes);
     for (size_t o = 0; o < ref_out.size(); ++o)
-      if (ref_out[o]) absmax[o] = absmax_of(*ref_out[o]);
+      if (ref_out[o]) absmax[o] = host_backend().absmax(*ref_out[o]);
     return absmax;
+  }
+
+  // Records, once per node and run ("reference" or a target), a placement other than the backend asked for.
+  static void note_placement(report::NodeStats& stats, const Session& owner, size_t index, const ExecConfig& config,
+                             const std::string& run) {
+    if (stats.fallbacks.count(run)) return;
+    Placement placed = owner.placement(index, config);
+    if (placed.backend != &owner.requested_backend()) stats.fallbacks.emplace(run, std::move(placed.fallback_reason));
   }
 
   IsolatedRun isolated_run(const Node& node, size_t k, bool has_float, bool kept) const {
@@ -387,17 +395,9 @@ struct Auditor::Impl {
     const Node& node = node_session.graph().nodes[index];
     std::vector<const Tensor*> inputs;
     for (const auto& name : node.inputs) inputs.push_back(name.empty() ? nullptr : value(name));
-    std::vector<Tensor> iso_out;
-    {
-      ScopedSeconds executing(time.execute);
-      iso_out = node_session.run_node(index, std::move(inputs), target_configs[k],
-                                      node.implicit_inputs.empty() ? nullptr : &value);
-    }
-    ScopedSeconds converting(time.convert);
-    for (size_t o = 0; o < iso_out.size(); ++o)
-      if (iso_out[o].defined())
-        round_tensor_to_format(iso_out[o], target_configs[k].storage, scale_for(k, absmax[o]));
-    return iso_out;
+    ScopedSeconds executing(time.execute);
+    return node_session.rerun(index, inputs, target_configs[k], true, node.implicit_inputs.empty() ? nullptr : &value,
+                              [&](size_t o) { return scale_for(k, absmax[o]); });
   }
 
   // Merges one sample's reference figures of output o into its statistics (and into `kept` and `cues`,
@@ -519,8 +519,10 @@ struct Auditor::Impl {
    public:
     ReferenceWatch(Impl& audit, int64_t sample, bool kept) : audit_(audit), sample_(sample), kept_(kept) {}
     void node_done(const Session& inner, size_t index, const std::vector<const Tensor*>& inputs,
-                   const std::vector<const Tensor*>& outputs, const ExecConfig&, const ScopeLookup& scope) override {
+                   const std::vector<const Tensor*>& outputs, const ExecConfig& config, const ScopeLookup& scope) override {
       ScopedSeconds watching(seconds);
+      audit_.note_placement(audit_.nodes[audit_.inner_slot.at(&inner.graph().nodes[index])], inner, index, config,
+                            "reference");
       audit_.observe_inner_reference(inner, index, inputs, outputs, scope, {&inner.graph().nodes[index], iterations_},
                                      sample_, kept_, capture);
     }
@@ -539,8 +541,9 @@ struct Auditor::Impl {
     PropagatedWatch(Impl& audit, size_t k, int64_t sample, const InnerCapture& capture)
         : audit_(audit), k_(k), sample_(sample), capture_(capture) {}
     void node_done(const Session& inner, size_t index, const std::vector<const Tensor*>&,
-                   const std::vector<const Tensor*>& outputs, const ExecConfig&, const ScopeLookup&) override {
+                   const std::vector<const Tensor*>& outputs, const ExecConfig& config, const ScopeLookup&) override {
       const Node* node = &inner.graph().nodes[index];
+      audit_.note_placement(audit_.nodes[audit_.inner_slot.at(node)], inner, index, config, audit_.target_name(k_));
       auto run = capture_.runs.find({node, iterations_});
       if (run != capture_.runs.end())
         audit_.observe_propagated(audit_.nodes[audit_.inner_slot.at(node)], k_, views_of(run->second), outputs,
@@ -607,7 +610,7 @@ struct Auditor::Impl {
       // An input backed by an initializer need not be fed: then the initializer is its value.
       auto f = feeds.find(in.name);
       auto init = reference_initializers.find(in.name);
-      fed.push_back(f != feeds.end() ? (options.reference == Format::FP64 ? widen_to_double(f->second) : f->second)
+      fed.push_back(f != feeds.end() ? (options.reference == Format::FP64 ? host_backend().convert(f->second, Format::FP64, 1) : f->second)
                     : init != reference_initializers.end() ? init->second
                                                            : Tensor());
     }
@@ -640,7 +643,7 @@ struct Auditor::Impl {
                    const Tensor& reference, bool narrowed, int64_t producer) {
     ScopedSeconds tracing(time.consequences);
     const bool widen = options.reference == Format::FP64 && deviated.dtype() == DType::Float32;
-    tracer->start(value, root, widen ? widen_to_double(deviated) : deviated, reference, narrowed, producer);
+    tracer->start(value, root, widen ? host_backend().convert(deviated, Format::FP64, 1) : deviated, reference, narrowed, producer);
   }
 
   // Starts tracing node i's outputs whose figures in target k call for it: each as the target run makes
@@ -710,6 +713,8 @@ struct Auditor::Impl {
       const std::vector<const Tensor*>& ref_in = streams[0].inputs;
       const std::vector<const Tensor*>& ref_view = streams[0].outputs;
       a.ensure_tensor_stats(stats, node.outputs, ref_view);
+      for (size_t s = 0; s < streams.size(); ++s)
+        note_placement(stats, a.session, i, *streams[s].config, s == 0 ? "reference" : a.target_name(s - 1));
       // This sample's figures of the values a value-moving node will reuse, and those it reuses.
       std::vector<OutputFigures*> keep(node.outputs.size(), nullptr);
       for (size_t o = 0; o < node.outputs.size(); ++o)
@@ -795,6 +800,9 @@ void Auditor::fill(report::Report& report) const {
   std::sort(report.config.keep_fp32.begin(), report.config.keep_fp32.end());
   report.config.keep_fp32.erase(std::unique(report.config.keep_fp32.begin(), report.config.keep_fp32.end()),
                                 report.config.keep_fp32.end());
+  report.config.backend = impl_->options.device;
+  const Transfers moved = impl_->session.transfers();
+  report.transfers = {moved.uploads, moved.downloads, moved.bytes_uploaded, moved.bytes_downloaded};
   report.nodes = impl_->nodes;
   report.inputs = impl_->graph_inputs.tensors;
   std::vector<std::string> outputs;

@@ -100,12 +100,11 @@ void ConsequenceTracer::step(size_t index, const ValueLookup& reference, const s
     };
     std::vector<const Tensor*> inputs;
     for (const std::string& name : node.inputs) inputs.push_back(name.empty() ? nullptr : lookup(name));
-    std::vector<Tensor> out = session_.run_node(index, std::move(inputs), reference_config_,
-                                                node.implicit_inputs.empty() ? nullptr : &lookup);
+    std::vector<Tensor> out =
+        session_.rerun(index, inputs, reference_config_, false, node.implicit_inputs.empty() ? nullptr : &lookup);
     bool any_deviates = false;
     for (size_t o = 0; o < out.size(); ++o) {
       if (!ref_out[o] || !out[o].defined() || node.outputs[o].empty()) continue;
-      if (reference_config_.storage == Format::FP64) out[o] = widen_to_double(out[o]);
       probes::Divergence d;
       if (!deviates(*ref_out[o], out[o], trace.root.target, d)) continue;
       any_deviates = true;

@@ -1,14 +1,18 @@
 // The seam every device plugs into (../shared/docs/backends.md): a backend says whether it is available
-// on this machine and why not, which nodes it supports (with a reason when not), and runs a node's kernel.
-// The executor (runtime/session) asks the backend the user picked (`--device`) and runs every node
-// through it; `mpaudit devices` lists the backends with their state. This build has the CPU backend; a
-// device backend registers itself beside it.
+// on this machine and why not, which nodes it supports (with a reason when not), owns the buffers of the
+// tensors on its device, moves values to and from the host when the executor asks, stores values in a
+// format, and runs a node's kernel. The executor (runtime/session) places each node on the backend the
+// user picked (`--device`) when it supports the node, else on the CPU, which runs every registered kernel,
+// and makes every transfer itself; `mpaudit devices` lists the backends with their state.
 #pragma once
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "ops/op.h"
+#include "tensor/device.h"
 
 namespace mpa {
 
@@ -22,18 +26,44 @@ class Backend {
  public:
   virtual ~Backend() = default;
   virtual std::string_view name() const = 0;  // what --device names it: "cpu"
+  virtual Device device() const = 0;          // where the tensors it makes live
   virtual Support available() const = 0;      // on this machine, or why not
   virtual std::string describe() const = 0;   // the device in words, for `mpaudit devices`
+  // The kernel table it runs (OpRegistry's backend key): its own name, unless it runs another's kernels.
+  virtual std::string_view kernel_table() const { return name(); }
   // Whether it runs `node` (at `opset`) under `config`; static: no allocation, no device work.
   virtual Support supports(const Node& node, int64_t opset, const ExecConfig& config) const = 0;
-  // Runs one node: its kernel on the context's inputs, filling the context's outputs.
+  // Runs one node: its kernel on the context's inputs (on this device), filling the context's outputs (on
+  // this device). May return before the device is done; synchronize() waits.
   virtual void run(const OpKernel& kernel, KernelContext& ctx) const = 0;
+  virtual void synchronize() const {}
+  // A host tensor copied onto this device, and one of this device's tensors copied to the host: the
+  // executor's transfers, explicit and counted. The host backend is never asked.
+  virtual Tensor upload(const Tensor& host) const = 0;
+  virtual Tensor download(const Tensor& on_device) const = 0;
+  // The executor's format storage (runtime/precision.h): a node's float outputs stored in `storage` in
+  // place, with a per-tensor `scale` (FP8 recipes; 1 for none); FP64 widens float32 to float64.
+  virtual void store_in_format(Tensor& tensor, Format storage, double scale) const = 0;
+  // A copy of a value on `storage`'s grid, for a consumer computing in another format than its producer.
+  virtual Tensor convert(const Tensor& tensor, Format storage, double scale) const = 0;
+  // The largest finite |x| of a floating tensor (0 for other element types): FP8 per-tensor scales.
+  virtual double absmax(const Tensor& tensor) const = 0;
+  // Threads its kernels may use in the runs that follow.
+  virtual void use_threads(int /*threads*/) const {}
 };
 
-// The backends of this build, the CPU's first.
+// The backends of this build and those added since (tests, loaded modules), the CPU's first.
 const std::vector<const Backend*>& backends();
+// Adds a backend (a test's, or a loaded module's) to backends(); it must outlive every session using it.
+void add_backend(const Backend& backend);
 // The backend `--device NAME` names, available on this machine; fails (mpa::Error) naming the backends
 // there are, or why the named one is unavailable.
 const Backend& backend_named(const std::string& name);
+// The backend owning tensors on `device` (fails for a device no backend owns).
+const Backend& backend_of(const Device& device);
+// The CPU backend: every node falls back to it, and host-side work (the audit's probes) runs on its threads.
+const Backend& host_backend();
+// Runs body(begin, end) over [0, n) on the host backend's threads, `grain` the least work worth a thread.
+void host_parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& body);
 
 }  // namespace mpa

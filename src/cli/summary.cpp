@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <string>
 
 #include <unistd.h>
@@ -71,10 +72,32 @@ void print_target(const report::Report& r, const std::string& fmt, const report:
 
 }  // namespace
 
+namespace {
+
+// One line when some nodes could not run on the backend asked for: how many, and each op with its reason.
+void print_fallbacks(const report::Report& r) {
+  std::map<std::string, int64_t> by_reason;  // "Op (reason)" -> nodes
+  int64_t nodes = 0;
+  for (const report::NodeStats& n : r.nodes) {
+    if (n.fallbacks.empty()) continue;
+    ++nodes;
+    ++by_reason[n.op_type + " (" + n.fallbacks.begin()->second + ")"];
+  }
+  if (nodes == 0) return;
+  std::string list;
+  for (const auto& [what, count] : by_reason) list += (list.empty() ? "" : ", ") + what + " x" + std::to_string(count);
+  std::printf("%lld of %zu nodes ran on the CPU instead of %s: %s\n", static_cast<long long>(nodes), r.nodes.size(),
+              r.config.backend.c_str(), list.c_str());
+}
+
+}  // namespace
+
 int finish_with_summary(const report::Report& report, const std::vector<std::string>& fail_on, bool quiet,
                         const std::string& junit_path) {
-  if (!quiet)
+  if (!quiet) {
+    print_fallbacks(report);
     for (const auto& [fmt, s] : report.summary) print_target(report, fmt, s);
+  }
   bool failed = false;
   std::vector<report::GateOutcome> gates;
   if (fail_on.empty()) {

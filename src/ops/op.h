@@ -4,6 +4,9 @@
 //   MPA_OP_TRAITS("", "Relu", {.rounding_commutes = true});  // facts about the op (OpTraits), once per op
 //   MPA_REGISTER_OP("", "Relu", ReluOp, 6, 13, 14);   // domain, op type, class, every since-version
 //
+// MPA_REGISTER_OP registers the CPU backend's kernel; a device backend registers its own kernel of the same
+// op with MPA_REGISTER_KERNEL(backend, ...), sharing the op's attribute and shape code (ops/<op>.h).
+//
 // The since-versions are those at which the ONNX spec of the op changed; a model importing opset N gets
 // the kernel registered under the largest since-version <= N, and the kernel reads init.opset() when
 // behaviour differs between versions. A kernel reads its attributes once in its constructor and its
@@ -12,6 +15,8 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "model/graph.h"
@@ -114,11 +119,16 @@ class SubgraphExecutor {
                                                      SubgraphObserver* observer) const = 0;
 };
 
-// What compute() sees: inputs (nullptr for omitted optional inputs), outputs to fill.
+// What compute() sees: inputs (nullptr for omitted optional inputs), outputs to fill. Both vectors belong to
+// the caller, which reuses them node after node, so running a node allocates no context; `outputs` is
+// emptied and sized to the node's outputs here.
 class KernelContext {
  public:
-  KernelContext(const Node& node, std::vector<const Tensor*> inputs, size_t num_outputs, const ExecConfig& config)
-      : node_(node), inputs_(std::move(inputs)), outputs_(num_outputs), config_(config) {}
+  KernelContext(const Node& node, const std::vector<const Tensor*>& inputs, std::vector<Tensor>& outputs,
+                const ExecConfig& config)
+      : node_(node), inputs_(inputs), outputs_(outputs), config_(config) {
+    outputs_.assign(node.outputs.size(), Tensor());
+  }
 
   const Node& node() const { return node_; }
   const ExecConfig& config() const { return config_; }
@@ -145,8 +155,8 @@ class KernelContext {
 
  private:
   const Node& node_;
-  std::vector<const Tensor*> inputs_;
-  std::vector<Tensor> outputs_;
+  const std::vector<const Tensor*>& inputs_;
+  std::vector<Tensor>& outputs_;
   const ExecConfig& config_;
   const ScopeLookup* scope_ = nullptr;
   SubgraphObserver* observer_ = nullptr;
@@ -177,17 +187,20 @@ struct OpTraits {
 class OpRegistry {
  public:
   static OpRegistry& instance();
-  bool add(const std::string& domain, const std::string& op_type, std::vector<int64_t> since_versions,
-           KernelFactory factory);
-  // The factory for (domain, op_type) at the given opset, or nullptr when none is registered.
-  const KernelFactory* find(const std::string& domain, const std::string& op_type, int64_t opset) const;
+  // Kernels are registered per backend ("cpu", "cuda"), each for the opset ranges its since-versions open.
+  bool add(std::string_view backend, const std::string& domain, const std::string& op_type,
+           std::vector<int64_t> since_versions, KernelFactory factory);
+  // The backend's factory for (domain, op_type) at the given opset, or nullptr when none is registered.
+  const KernelFactory* find(std::string_view backend, const std::string& domain, const std::string& op_type,
+                            int64_t opset) const;
   // Why find() returned nullptr, in words ("op not registered", "opset 5 older than the first supported 6").
-  std::string why_unsupported(const std::string& domain, const std::string& op_type, int64_t opset) const;
+  std::string why_unsupported(std::string_view backend, const std::string& domain, const std::string& op_type,
+                              int64_t opset) const;
   bool add_traits(const std::string& domain, const std::string& op_type, OpTraits traits);
   // The op's traits record, or nullptr for an op that has none (an unregistered op).
   const OpTraits* traits(const std::string& domain, const std::string& op_type) const;
   struct Entry {
-    std::string domain, op_type;
+    std::string backend, domain, op_type;
     std::vector<int64_t> since_versions;
   };
   std::vector<Entry> entries() const;
@@ -196,7 +209,7 @@ class OpRegistry {
   struct Versions {
     std::vector<std::pair<int64_t, KernelFactory>> by_since;  // sorted by since-version
   };
-  std::map<std::pair<std::string, std::string>, Versions> table_;
+  std::map<std::tuple<std::string, std::string, std::string>, Versions> table_;  // (backend, domain, op)
   std::map<std::pair<std::string, std::string>, OpTraits> traits_;
 };
 
@@ -208,9 +221,11 @@ const OpTraits& traits_of(const Node& node);
 #define MPA_OP_TRAITS(domain, op_type, ...)                                                                \
   static const bool MPA_CONCAT(mpa_traits_, __LINE__) =                                                   \
       ::mpa::OpRegistry::instance().add_traits(domain, op_type, ::mpa::OpTraits __VA_ARGS__)
-#define MPA_REGISTER_OP(domain, op_type, KernelClass, ...)                                                 \
+#define MPA_REGISTER_KERNEL(backend, domain, op_type, KernelClass, ...)                                   \
   static const bool MPA_CONCAT(mpa_registered_, __LINE__) = ::mpa::OpRegistry::instance().add(          \
-      domain, op_type, {__VA_ARGS__},                                                                    \
+      backend, domain, op_type, {__VA_ARGS__},                                                           \
       [](const ::mpa::OpInit& init) -> std::unique_ptr<::mpa::OpKernel> { return std::make_unique<KernelClass>(init); })
+#define MPA_REGISTER_OP(domain, op_type, KernelClass, ...) \
+  MPA_REGISTER_KERNEL("cpu", domain, op_type, KernelClass, __VA_ARGS__)
 
 }  // namespace mpa

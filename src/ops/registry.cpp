@@ -64,17 +64,18 @@ OpRegistry& OpRegistry::instance() {
   return registry;
 }
 
-bool OpRegistry::add(const std::string& domain, const std::string& op_type, std::vector<int64_t> since_versions,
-                     KernelFactory factory) {
-  Versions& versions = table_[{domain, op_type}];
+bool OpRegistry::add(std::string_view backend, const std::string& domain, const std::string& op_type,
+                     std::vector<int64_t> since_versions, KernelFactory factory) {
+  Versions& versions = table_[{std::string(backend), domain, op_type}];
   for (int64_t v : since_versions) versions.by_since.emplace_back(v, factory);
   std::sort(versions.by_since.begin(), versions.by_since.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });
   return true;
 }
 
-const KernelFactory* OpRegistry::find(const std::string& domain, const std::string& op_type, int64_t opset) const {
-  auto it = table_.find({domain, op_type});
+const KernelFactory* OpRegistry::find(std::string_view backend, const std::string& domain, const std::string& op_type,
+                                      int64_t opset) const {
+  auto it = table_.find({std::string(backend), domain, op_type});
   if (it == table_.end()) return nullptr;
   const KernelFactory* best = nullptr;
   for (const auto& [since, factory] : it->second.by_since)
@@ -82,10 +83,14 @@ const KernelFactory* OpRegistry::find(const std::string& domain, const std::stri
   return best;
 }
 
-std::string OpRegistry::why_unsupported(const std::string& domain, const std::string& op_type, int64_t opset) const {
-  auto it = table_.find({domain, op_type});
+std::string OpRegistry::why_unsupported(std::string_view backend, const std::string& domain, const std::string& op_type,
+                                        int64_t opset) const {
+  auto it = table_.find({std::string(backend), domain, op_type});
   const std::string name = domain.empty() ? op_type : domain + "." + op_type;
-  if (it == table_.end()) return "operator " + name + " is not supported";
+  // The CPU runs every op mpaudit knows: an op it lacks is unsupported, one another backend lacks is its gap.
+  if (it == table_.end())
+    return backend == "cpu" ? "operator " + name + " is not supported"
+                            : "the " + std::string(backend) + " backend has no kernel for " + name;
   return "operator " + name + " at opset " + std::to_string(opset) + " is older than the first supported version " +
          std::to_string(it->second.by_since.front().first);
 }
@@ -109,7 +114,7 @@ const OpTraits& traits_of(const Node& node) {
 std::vector<OpRegistry::Entry> OpRegistry::entries() const {
   std::vector<Entry> out;
   for (const auto& [key, versions] : table_) {
-    Entry e{key.first, key.second, {}};
+    Entry e{std::get<0>(key), std::get<1>(key), std::get<2>(key), {}};
     for (const auto& v : versions.by_since) e.since_versions.push_back(v.first);
     out.push_back(std::move(e));
   }

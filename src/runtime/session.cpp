@@ -2,12 +2,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <climits>
 #include <new>
 #include <set>
 #include <unordered_map>
 
-#include "backends/cpu/allocator.h"
-#include "backends/cpu/parallel.h"
 #include "runtime/nvtx_range.h"
 #include "runtime/precision.h"
 
@@ -15,30 +14,18 @@ namespace mpa {
 
 namespace {
 
-// A value brought into a storage format: onto its grid (an FP8 format under absmax scaling with the scale
-// of the value's own absmax), or widened to double for FP64.
-Tensor convert_to(const Tensor& t, Format storage, bool fp8_absmax_scaling = false) {
-  if (storage == Format::FP64) return widen_to_double(t);
-  return tensor_in_format(t, storage, absmax_scaled(storage, fp8_absmax_scaling) ? absmax_scale(storage, absmax_of(t)) : 1);
-}
-
-// A node's outputs stored in its format: rounded onto the grid (with the plan's per-output scale), or
-// widened to double for FP64.
-void store_in(std::vector<Tensor>& outputs, Format storage, const StreamPlan& plan, size_t node) {
-  for (size_t o = 0; o < outputs.size(); ++o) {
-    Tensor& t = outputs[o];
-    if (!t.defined()) continue;
-    if (storage == Format::FP64) t = widen_to_double(t);
-    else round_tensor_to_format(t, storage, plan.output_scale ? plan.output_scale(node, o) : 1);
-  }
-}
-
-// One stream's values during a run: every slot's value and the format it is stored in, and the copies
-// converted for consumers computing in another format, made once per value and format.
+// One stream's values during a run: every slot's value (on the device of the backend that made it) and
+// the format it is stored in, and the copies made for consumers computing in another format or running on
+// another device, once per (slot, format, device); kAsStored marks a copy that only moved.
+constexpr int kAsStored = -1;
 struct StreamValues {
   std::vector<Tensor> values;
   std::vector<Format> format;
-  std::map<std::pair<int, Format>, Tensor> converted;
+  std::map<std::tuple<int, int, Device>, Tensor> copies;
+  std::map<std::pair<const Tensor*, Device>, Tensor> outer_copies;  // values of enclosing scopes, moved here
+  void drop_copies(int slot) {
+    copies.erase(copies.lower_bound({slot, INT_MIN, Device{}}), copies.lower_bound({slot + 1, INT_MIN, Device{}}));
+  }
 };
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
@@ -57,8 +44,8 @@ void collect_unsupported(const Graph& graph, std::vector<UnsupportedNode>& out) 
     const int64_t opset = graph.opset(node.domain);
     if (opset == 0)
       out.push_back({&node, "operator domain '" + node.domain + "' of " + node.op_type + " is not imported by the model"});
-    else if (!registry.find(node.domain, node.op_type, opset))
-      out.push_back({&node, registry.why_unsupported(node.domain, node.op_type, opset)});
+    else if (!registry.find(host_backend().kernel_table(), node.domain, node.op_type, opset))
+      out.push_back({&node, registry.why_unsupported(host_backend().kernel_table(), node.domain, node.op_type, opset)});
     for (const auto& [key, attribute] : node.attributes) {
       if (attribute.g) collect_unsupported(*attribute.g, out);
       for (const auto& g : attribute.graphs) collect_unsupported(*g, out);
@@ -75,8 +62,10 @@ std::vector<UnsupportedNode> find_unsupported_nodes(const Graph& graph) {
 }
 
 Session::Session(std::shared_ptr<const Graph> graph, SessionOptions options)
-    : graph_(std::move(graph)), options_(std::move(options)), backend_(&backend_named(options_.device)) {
-  cpu::keep_freed_tensor_memory();
+    : graph_(std::move(graph)),
+      options_(std::move(options)),
+      requested_(&backend_named(options_.device)),
+      host_(&host_backend()) {
   config_ = config_for(options_.precision, options_.accumulation, options_.profile, options_.threads);
   for (const auto& [name, format] : options_.node_precision) {
     const bool known = std::any_of(graph_->nodes.begin(), graph_->nodes.end(), [&](const Node& n) { return n.name == name; });
@@ -91,22 +80,22 @@ Session::Session(std::shared_ptr<const Graph> graph, SessionOptions options)
     node_configs_.push_back(c);
     if (c.storage != Format::FP32 && !initializers_by_format_.count(c.storage)) {
       auto& converted = initializers_by_format_[c.storage];
-      for (const auto& [name, t] : graph_->initializers) converted.emplace(name, convert_to(t, c.storage));
+      for (const auto& [name, t] : graph_->initializers) converted.emplace(name, host_->convert(t, c.storage, 1));
     }
   }
+  // Every node has a CPU kernel (the fallback of every placement); a device backend's own kernels are made
+  // beside them where it registers one.
   const auto unsupported = find_unsupported_nodes(*graph_);
   if (!unsupported.empty()) fail(unsupported.front().node->label() + ": " + unsupported.front().reason);
-  for (size_t i = 0; i < graph_->nodes.size(); ++i) {
-    const Node& node = graph_->nodes[i];
-    const Support here = backend_->supports(node, graph_->opset(node.domain), node_configs_[i]);
-    if (!here.ok) fail(node.label() + ": the " + std::string(backend_->name()) + " backend cannot run it: " + here.reason);
-  }
   const OpRegistry& registry = OpRegistry::instance();
+  const bool own_kernels = requested_->kernel_table() != host_->kernel_table();
   for (const Node& node : graph_->nodes) {
     const int64_t opset = graph_->opset(node.domain);
-    const KernelFactory* factory = registry.find(node.domain, node.op_type, opset);
     try {
-      kernels_.push_back((*factory)(OpInit(node, opset)));
+      kernels_.push_back((*registry.find(host_->kernel_table(), node.domain, node.op_type, opset))(OpInit(node, opset)));
+      const KernelFactory* device =
+          own_kernels ? registry.find(requested_->kernel_table(), node.domain, node.op_type, opset) : nullptr;
+      device_kernels_.push_back(device ? (*device)(OpInit(node, opset)) : nullptr);
     } catch (const UnsupportedType& e) {
       throw UnsupportedType(with_node(node, e.what()));
     } catch (const Error& e) {
@@ -196,15 +185,62 @@ void Session::check_feeds(const TensorMap& feeds) const {
     if (!(feedable_.count(name))) fail("'" + name + "' is not an input of the model");
 }
 
-std::vector<Tensor> Session::run_node(size_t index, std::vector<const Tensor*> inputs, const ExecConfig& config,
-                                      const ScopeLookup* scope, SubgraphObserver* observer) const {
+const Backend& Session::backend_for(size_t index, const ExecConfig& config) const {
+  if (requested_ == host_) return *host_;
+  const bool own_kernels = requested_->kernel_table() != host_->kernel_table();
+  if (own_kernels && !device_kernels_[index]) return *host_;
   const Node& node = graph_->nodes[index];
-  KernelContext ctx(node, std::move(inputs), node.outputs.size(), config);
+  return requested_->supports(node, graph_->opset(node.domain), config).ok ? *requested_ : *host_;
+}
+
+Placement Session::placement(size_t index, const ExecConfig& config) const {
+  const Backend& backend = backend_for(index, config);
+  if (&backend == requested_) return {&backend, {}};
+  const Node& node = graph_->nodes[index];
+  const int64_t opset = graph_->opset(node.domain);
+  if (!device_kernels_[index] && requested_->kernel_table() != host_->kernel_table())
+    return {&backend, OpRegistry::instance().why_unsupported(requested_->kernel_table(), node.domain, node.op_type, opset)};
+  return {&backend, requested_->supports(node, opset, config).reason};
+}
+
+Transfers Session::transfers() const {
+  Transfers total{uploads_, downloads_, bytes_uploaded_, bytes_downloaded_};
+  std::lock_guard<std::mutex> lock(subgraph_mutex_);
+  for (const auto& [key, session] : subgraph_sessions_) {
+    const Transfers inner = session->transfers();
+    total.uploads += inner.uploads;
+    total.downloads += inner.downloads;
+    total.bytes_uploaded += inner.bytes_uploaded;
+    total.bytes_downloaded += inner.bytes_downloaded;
+  }
+  return total;
+}
+
+Tensor Session::move_to(const Tensor& tensor, const Backend& to) const {
+  if (tensor.device() == to.device()) return tensor;
+  Tensor host = tensor;
+  if (!tensor.device().is_host()) {
+    host = backend_of(tensor.device()).download(tensor);
+    ++downloads_;
+    bytes_downloaded_ += static_cast<int64_t>(tensor.nbytes());
+  }
+  if (to.device().is_host()) return host;
+  ++uploads_;
+  bytes_uploaded_ += static_cast<int64_t>(host.nbytes());
+  return to.upload(host);
+}
+
+void Session::run_on(const Backend& backend, size_t index, const std::vector<const Tensor*>& inputs,
+                     std::vector<Tensor>& outputs, const ExecConfig& config, const ScopeLookup* scope,
+                     SubgraphObserver* observer) const {
+  const Node& node = graph_->nodes[index];
+  KernelContext ctx(node, inputs, outputs, config);
   ctx.set_scope(scope);
   ctx.set_observer(observer);
   ctx.set_subgraphs(this);
+  const OpKernel& kernel = &backend == host_ || !device_kernels_[index] ? *kernels_[index] : *device_kernels_[index];
   try {
-    backend_->run(*kernels_[index], ctx);
+    backend.run(kernel, ctx);
   } catch (const UnsupportedType& e) {
     throw UnsupportedType(with_node(node, e.what()));
   } catch (const Error& e) {
@@ -213,9 +249,30 @@ std::vector<Tensor> Session::run_node(size_t index, std::vector<const Tensor*> i
     fail(node.label() + ": out of memory");
   }
   for (size_t k = 0; k < node.outputs.size(); ++k)
-    if (!node.outputs[k].empty() && !ctx.outputs()[k].defined())
+    if (!node.outputs[k].empty() && !outputs[k].defined())
       fail(node.label() + ": produced no value for output '" + node.outputs[k] + "'");
-  return std::move(ctx.outputs());
+}
+
+std::vector<Tensor> Session::rerun(size_t index, const std::vector<const Tensor*>& inputs, const ExecConfig& config,
+                                   bool computes_in_format, const ScopeLookup* scope,
+                                   const std::function<double(size_t)>& output_scale) const {
+  const Backend& backend = backend_for(index, config);
+  std::vector<Tensor> moved(inputs.size());
+  std::vector<const Tensor*> on_backend(inputs);
+  for (size_t k = 0; k < inputs.size(); ++k)
+    if (inputs[k] && inputs[k]->device() != backend.device()) {
+      moved[k] = move_to(*inputs[k], backend);
+      on_backend[k] = &moved[k];
+    }
+  std::vector<Tensor> outputs;
+  run_on(backend, index, on_backend, outputs, config, scope, nullptr);
+  for (size_t o = 0; o < outputs.size(); ++o) {
+    if (!outputs[o].defined()) continue;
+    if (config.storage != Format::FP32 || computes_in_format)
+      backend.store_in_format(outputs[o], config.storage, output_scale ? output_scale(o) : 1);
+    outputs[o] = move_to(outputs[o], *host_);
+  }
+  return outputs;
 }
 
 TensorMap Session::run(const TensorMap& feeds, const NodeHook& hook, RunStats* stats, const ScopeLookup* outer,
@@ -246,10 +303,11 @@ TensorMap Session::run(const TensorMap& feeds, const NodeHook& hook, RunStats* s
 std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::vector<StreamPlan>& streams,
                                             ExecObserver* observer, const ScopeLookup* outer, RunStats* stats) const {
   check_feeds(feeds);
-  cpu::set_num_threads(options_.threads);
+  host_->use_threads(options_.threads);
+  if (requested_ != host_) requested_->use_threads(options_.threads);
   using clock = std::chrono::steady_clock;
-  // Values live in their producer's storage format (feeds and initializers in their own); a node whose
-  // format differs reads a converted copy, made once per value and format.
+  // Values live in their producer's storage format (feeds and initializers in their own) on its backend's
+  // device; a node whose format or device differs reads a copy, made once per value, format and device.
   std::vector<StreamValues> tables(streams.size());
   for (StreamValues& table : tables) {
     table.values.resize(slot_of_.size());
@@ -259,42 +317,72 @@ std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::v
   auto config_of = [&](size_t s, size_t i) -> const ExecConfig& {
     return streams[s].node_config.empty() ? node_configs_[i] : streams[s].node_config[i];
   };
+  // Where each node runs in each stream: decided once per run, all on the CPU unless another backend is asked for.
+  std::vector<std::vector<const Backend*>> placed(requested_ == host_ ? 0 : streams.size());
+  for (size_t s = 0; s < placed.size(); ++s)
+    for (size_t i = 0; i < graph_->nodes.size(); ++i) placed[s].push_back(&backend_for(i, config_of(s, i)));
+  auto backend_at = [&](size_t s, size_t i) -> const Backend& { return placed.empty() ? *host_ : *placed[s][i]; };
   // Times are for the observer; a plain run reads no clock.
   const auto now = [observer] { return observer ? clock::now() : clock::time_point{}; };
   const auto since = [observer](clock::time_point start) { return observer ? seconds_since(start) : 0.0; };
   auto in_format = [&](size_t s, size_t i) { return !streams[s].computes_in_format.empty() && streams[s].computes_in_format[i]; };
-  auto read_slot = [&](size_t s, int slot, Format storage, bool narrow_doubles) -> const Tensor* {
+  // A value of slot `slot` as a node on `at` storing in `storage` reads it (`narrow_doubles`: it computes in
+  // the stream's target format): converted where it lives, then moved.
+  auto read_slot = [&](size_t s, int slot, Format storage, bool narrow_doubles, const Backend& at) -> const Tensor* {
     StreamValues& table = tables[s];
+    const Tensor& value = table.values[size_t(slot)];
     const Format have = table.format[size_t(slot)];
     // An FP32 consumer reads narrower values exactly as they are (float64 ones too, unless it computes in a
     // target format); anything else needs them on its own grid.
-    const bool as_they_are =
-        have == storage || (storage == Format::FP32 && have != Format::FP64 &&
-                            !(narrow_doubles && table.values[size_t(slot)].dtype() == DType::Float64));
-    if (as_they_are) return &table.values[size_t(slot)];
-    auto key = std::make_pair(slot, storage);
-    auto c = table.converted.find(key);
-    if (c == table.converted.end())
-      c = table.converted.emplace(key, convert_to(table.values[size_t(slot)], storage, streams[s].fp8_absmax_scaling))
-              .first;
+    const bool as_they_are = have == storage || (storage == Format::FP32 && have != Format::FP64 &&
+                                                 !(narrow_doubles && value.dtype() == DType::Float64));
+    if (as_they_are && value.device() == at.device()) return &value;
+    const auto key = std::make_tuple(slot, as_they_are ? kAsStored : static_cast<int>(storage), at.device());
+    auto c = table.copies.find(key);
+    if (c == table.copies.end()) {
+      Tensor copy = value;
+      if (!as_they_are) {
+        const Backend& where = backend_of(value.device());
+        const bool scaled = absmax_scaled(storage, streams[s].fp8_absmax_scaling);
+        copy = where.convert(value, storage, scaled ? absmax_scale(storage, where.absmax(value)) : 1);
+      }
+      c = table.copies.emplace(key, move_to(copy, at)).first;
+    }
     return &c->second;
   };
-  // A value as a node of stream s storing in `storage` reads it (`narrow_doubles`: it computes in the
-  // stream's target format).
-  auto lookup = [&](size_t s, const std::string& name, Format storage, bool narrow_doubles) -> const Tensor* {
+  // A value the run's table does not hold (an initializer, an enclosing scope's value) as a node on `at` reads it.
+  auto moved_to = [&](size_t s, const Tensor* t, const Backend& at) -> const Tensor* {
+    if (t->device() == at.device()) return t;
+    const auto key = std::make_pair(t, at.device());
+    auto m = tables[s].outer_copies.find(key);
+    if (m == tables[s].outer_copies.end()) m = tables[s].outer_copies.emplace(key, move_to(*t, at)).first;
+    return &m->second;
+  };
+  auto lookup = [&](size_t s, const std::string& name, Format storage, bool narrow_doubles,
+                    const Backend& at) -> const Tensor* {
     auto slot = slot_of_.find(name);
     if (slot != slot_of_.end() && tables[s].values[size_t(slot->second)].defined())
-      return read_slot(s, slot->second, storage, narrow_doubles);
+      return read_slot(s, slot->second, storage, narrow_doubles, at);
     auto init = graph_->initializers.find(name);
-    if (init == graph_->initializers.end()) return outer ? (*outer)(name) : nullptr;
+    if (init == graph_->initializers.end()) {
+      const Tensor* enclosing = outer ? (*outer)(name) : nullptr;
+      return enclosing ? moved_to(s, enclosing, at) : nullptr;
+    }
     auto given = streams[s].initializers.find(storage);
-    if (storage == Format::FP32 && !(narrow_doubles && given != streams[s].initializers.end())) return &init->second;
-    return &(given != streams[s].initializers.end() ? *given->second : initializers_by_format_.at(storage)).at(name);
+    if (storage == Format::FP32 && !(narrow_doubles && given != streams[s].initializers.end()))
+      return moved_to(s, &init->second, at);
+    return moved_to(
+        s, &(given != streams[s].initializers.end() ? *given->second : initializers_by_format_.at(storage)).at(name), at);
   };
 
   std::vector<StreamStep> steps(streams.size());
+  std::vector<Tensor> results;  // a node's outputs, reused node after node
+  // Host copies of what a node on a device read and wrote, for the observer, which reads only host tensors.
+  std::vector<std::vector<Tensor>> host_inputs(placed.empty() || !observer ? 0 : streams.size());
+  std::vector<std::vector<Tensor>> host_outputs(host_inputs.size());
   // What each stream's scope reads with at the running node; the lookups capture a pointer to it, small
-  // enough for std::function to hold without allocating, and are made once per run, not per node.
+  // enough for std::function to hold without allocating, and are made once per run, not per node. Scopes
+  // resolve to host tensors: the observer reads them, and subgraph runs move what their nodes read.
   struct ScopeAt {
     size_t stream;
     Format storage;
@@ -303,8 +391,8 @@ std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::v
   std::vector<ScopeAt> scope_at(streams.size());
   std::vector<ScopeLookup> scopes;
   for (size_t s = 0; s < streams.size(); ++s)
-    scopes.emplace_back([&lookup, at = &scope_at[s]](const std::string& name) {
-      return lookup(at->stream, name, at->storage, at->narrow);
+    scopes.emplace_back([this, &lookup, at = &scope_at[s]](const std::string& name) {
+      return lookup(at->stream, name, at->storage, at->narrow, *host_);
     });
   for (size_t i = 0; i < graph_->nodes.size(); ++i) {
     const Node& node = graph_->nodes[i];
@@ -312,6 +400,7 @@ std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::v
     const NvtxRange node_range(node.name.c_str());
     for (size_t s = 0; s < streams.size(); ++s) {
       const ExecConfig& config = config_of(s, i);
+      const Backend& at = backend_at(s, i);
       const NvtxRange stream_range(format_name(format_of(config)).data());
       const bool narrow = in_format(s, i);
       StreamStep& step = steps[s];
@@ -322,32 +411,44 @@ std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::v
         const int slot = slots.inputs[k];
         const Tensor* t = name.empty() ? nullptr
                           : slot >= 0 && tables[s].values[size_t(slot)].defined()
-                              ? read_slot(s, slot, config.storage, narrow)
+                              ? read_slot(s, slot, config.storage, narrow, at)
                           : slots.initializers[k] && config.storage == Format::FP32 && !narrow
-                              ? slots.initializers[k]
-                              : lookup(s, name, config.storage, narrow);
+                              ? moved_to(s, slots.initializers[k], at)
+                              : lookup(s, name, config.storage, narrow, at);
         if (!name.empty() && !t) fail(node.label() + ": input '" + name + "' has no value");
         step.inputs.push_back(t);
       }
       step.convert_seconds = since(reading);
       scope_at[s] = {s, config.storage, narrow};
       const auto running = now();
-      std::vector<Tensor> results =
-          run_node(i, step.inputs, config, node.implicit_inputs.empty() ? nullptr : &scopes[s],
-                   observer ? observer->subgraphs(i, s) : nullptr);
+      run_on(at, i, step.inputs, results, config, node.implicit_inputs.empty() ? nullptr : &scopes[s],
+             observer ? observer->subgraphs(i, s) : nullptr);
       step.run_seconds = since(running);
       const auto storing = now();
-      if (config.storage != Format::FP32 || narrow) store_in(results, config.storage, streams[s], i);
+      if (config.storage != Format::FP32 || narrow)
+        for (size_t o = 0; o < results.size(); ++o)
+          if (results[o].defined())
+            at.store_in_format(results[o], config.storage, streams[s].output_scale ? streams[s].output_scale(i, o) : 1);
       step.convert_seconds += since(storing);
       step.outputs.assign(node.outputs.size(), nullptr);
       for (size_t k = 0; k < node.outputs.size(); ++k)
         if (const int slot = slots.outputs[k]; slot >= 0) {
-          for (Format f : kAllFormats) tables[s].converted.erase({slot, f});
+          tables[s].drop_copies(slot);
           tables[s].values[size_t(slot)] = std::move(results[k]);
           tables[s].format[size_t(slot)] = config.storage;
           step.outputs[k] = &tables[s].values[size_t(slot)];
         }
+      if (!host_inputs.empty() && !at.device().is_host()) {
+        const auto on_host = [&](std::vector<const Tensor*>& views, std::vector<Tensor>& copies) {
+          copies.resize(views.size());
+          for (size_t k = 0; k < views.size(); ++k)
+            if (views[k]) views[k] = &(copies[k] = move_to(*views[k], *host_));
+        };
+        on_host(step.inputs, host_inputs[s]);
+        on_host(step.outputs, host_outputs[s]);
+      }
       step.config = &config;
+      step.backend = &at;
       step.scope = observer ? &scopes[s] : nullptr;
       if (s == 0 && observer) observer->after_first(i, step);
     }
@@ -364,7 +465,7 @@ std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::v
     for (StreamValues& table : tables)
       for (const int slot : slots.release) {
         table.values[size_t(slot)] = Tensor();
-        for (Format f : kAllFormats) table.converted.erase({slot, f});
+        table.drop_copies(slot);
       }
   }
   std::vector<TensorMap> outputs(streams.size());
@@ -372,10 +473,11 @@ std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::v
     for (const auto& out : graph_->outputs) {
       auto slot = slot_of_.find(out.name);
       const bool produced = slot != slot_of_.end() && tables[s].values[size_t(slot->second)].defined();
-      const Tensor* t = produced ? &tables[s].values[size_t(slot->second)] : lookup(s, out.name, Format::FP32, false);
+      const Tensor* t = produced ? &tables[s].values[size_t(slot->second)] : lookup(s, out.name, Format::FP32, false, *host_);
       if (!(t != nullptr)) fail("graph output '" + out.name + "' has no value");
-      outputs[s].emplace(out.name, *t);
+      outputs[s].emplace(out.name, move_to(*t, *host_));
     }
+  for (const Backend* backend : {requested_, host_}) backend->synchronize();
   return outputs;
 }
 

@@ -1,7 +1,10 @@
-// Runs a graph node by node on the CPU: kernels created once per node, inputs checked against the
-// graph's declarations, every intermediate freed after its last consumer, and a hook after each node
-// (probes attach there).
+// The one executor: runs a graph node by node, in one stream or several in lockstep, placing each node on
+// the backend the user asked for when it supports the node and on the CPU otherwise, making every transfer
+// between devices and every format conversion itself; kernels created once per node, inputs checked
+// against the graph's declarations, every intermediate freed after its last consumer, and an observer
+// shown each node's runs (the audit and its probes attach there).
 #pragma once
+#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
@@ -43,6 +46,18 @@ struct RunStats {
   size_t peak_live_bytes = 0;
 };
 
+// Where a node runs: the backend asked for, or the CPU with the reason the other could not.
+struct Placement {
+  const Backend* backend = nullptr;
+  std::string fallback_reason;  // empty where the node runs on the backend asked for
+};
+
+// What the executor moved between the host and devices (feeds, fallbacks, outputs, the observer's copies).
+struct Transfers {
+  int64_t uploads = 0, downloads = 0;
+  int64_t bytes_uploaded = 0, bytes_downloaded = 0;
+};
+
 struct UnsupportedNode {
   const Node* node;
   std::string reason;
@@ -66,11 +81,12 @@ struct StreamPlan {
   std::vector<bool> computes_in_format;
 };
 
-// One stream's view of a node that ran in a lockstep run.
+// One stream's view of a node that ran in a lockstep run; every tensor is on the host.
 struct StreamStep {
   std::vector<const Tensor*> inputs;   // as the node read them, in its format (nullptr: omitted)
   std::vector<const Tensor*> outputs;  // stored in the node's format (nullptr: not named)
   const ExecConfig* config = nullptr;
+  const Backend* backend = nullptr;    // where it ran
   const ScopeLookup* scope = nullptr;  // every name the node can see, as it reads them
   double run_seconds = 0;              // the kernel (with its subgraphs)
   double convert_seconds = 0;          // bringing its inputs and outputs onto their formats
@@ -114,12 +130,19 @@ class Session : public SubgraphExecutor {
 
   // Fails unless feeds match the graph's inputs.
   void check_feeds(const TensorMap& feeds) const;
-  // Runs node `index` on its inputs (nullptr for omitted optional ones) and returns one tensor per node
-  // output (undefined where the node names no output). Errors name the node.
-  // `scope` serves the node's subgraphs (If/Loop/Scan), which read values by name; `observer` watches
-  // the nodes they run.
-  std::vector<Tensor> run_node(size_t index, std::vector<const Tensor*> inputs, const ExecConfig& config,
-                               const ScopeLookup* scope = nullptr, SubgraphObserver* observer = nullptr) const;
+  // Runs node `index` once more, outside any run (the audit's isolated runs, its consequence tracing): on
+  // `inputs` (nullptr for omitted optional ones), under `config`, placed as a run under that config places
+  // it; returns one host tensor per node output (undefined where the node names none), stored in the
+  // config's format where it is not FP32 or the node `computes_in_format` (with `output_scale(o)`, FP8).
+  // `scope` serves the node's subgraphs (If/Loop/Scan), which read values by name. Errors name the node.
+  std::vector<Tensor> rerun(size_t index, const std::vector<const Tensor*>& inputs, const ExecConfig& config,
+                            bool computes_in_format, const ScopeLookup* scope = nullptr,
+                            const std::function<double(size_t)>& output_scale = {}) const;
+  // Where node `index` runs under `config`, and why not on the backend asked for.
+  Placement placement(size_t index, const ExecConfig& config) const;
+  const Backend& requested_backend() const { return *requested_; }
+  // Everything moved between the host and devices since the session was made, its subgraphs' included.
+  Transfers transfers() const;
   // Values whose last reader is node `index`: free them after it ran.
   const std::vector<std::string>& release_after(size_t index) const { return release_after_[index]; }
   const ExecConfig& default_config() const { return config_; }
@@ -129,11 +152,21 @@ class Session : public SubgraphExecutor {
                          const ScopeLookup* scope, SubgraphObserver* observer) const override;
 
  private:
+  const Backend& backend_for(size_t index, const ExecConfig& config) const;
+  // `tensor` on `to`'s device: itself, or a copy through the host, counted.
+  Tensor move_to(const Tensor& tensor, const Backend& to) const;
+  void run_on(const Backend& backend, size_t index, const std::vector<const Tensor*>& inputs,
+              std::vector<Tensor>& outputs, const ExecConfig& config, const ScopeLookup* scope,
+              SubgraphObserver* observer) const;
+
   std::shared_ptr<const Graph> graph_;
   SessionOptions options_;
-  const Backend* backend_;
+  const Backend* requested_;  // --device
+  const Backend* host_;       // the CPU: every node's fallback
   ExecConfig config_;
-  std::vector<std::unique_ptr<OpKernel>> kernels_;
+  std::vector<std::unique_ptr<OpKernel>> kernels_;         // per node, the CPU's
+  std::vector<std::unique_ptr<OpKernel>> device_kernels_;  // per node, the requested backend's own (or null)
+  mutable std::atomic<int64_t> uploads_{0}, downloads_{0}, bytes_uploaded_{0}, bytes_downloaded_{0};
   std::vector<ExecConfig> node_configs_;  // per node: its storage format and math settings
   // Initializers converted once per storage format in use (FP32 nodes read the graph's own).
   std::map<Format, std::map<std::string, Tensor>> initializers_by_format_;

@@ -106,6 +106,31 @@ Tensor Tensor::adopt(DType dtype, Shape shape, std::string bytes) {
   return t;
 }
 
+Tensor Tensor::on_device(DType dtype, Shape shape, Device device, std::shared_ptr<std::byte[]> bytes) {
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  t.numel_ = shape_numel(t.shape_);
+  t.device_ = device;
+  t.storage_ = std::move(bytes);
+  return t;
+}
+
+void* Tensor::device_raw(const Device& device) {
+  if (!(device_ == device)) fail("a tensor on " + device_.name() + " was handed to " + device.name());
+  return storage_.get();
+}
+
+const void* Tensor::device_raw(const Device& device) const {
+  if (!(device_ == device)) fail("a tensor on " + device_.name() + " was handed to " + device.name());
+  return storage_.get();
+}
+
+void Tensor::not_on_host() const {
+  fail("a " + dtype_name(dtype_) + " tensor of shape " + shape_str(shape_) + " on " + device_.name() +
+       " was read on the host without a transfer");
+}
+
 Tensor Tensor::zeros(DType dtype, Shape shape) {
   Tensor t(dtype, std::move(shape));
   std::memset(t.raw(), 0, t.nbytes());

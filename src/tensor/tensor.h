@@ -1,5 +1,7 @@
 // A dense, row-major tensor. Storage is shared, so Reshape-like ops alias their input without a copy;
-// ops never write into their inputs, which keeps sharing safe.
+// ops never write into their inputs, which keeps sharing safe. A tensor lives on a device (tensor/device.h):
+// the host's bytes are read with raw()/data(); a device tensor's only by the backend that owns them
+// (device_raw), so a value that was not transferred fails loudly instead of being read as garbage.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -7,6 +9,7 @@
 #include <vector>
 
 #include "common/error.h"
+#include "tensor/device.h"
 #include "tensor/dtype.h"
 
 namespace mpa {
@@ -31,6 +34,8 @@ class Tensor {
   // A tensor over `bytes` laid out as `shape` of `dtype` (a model file's raw_data), without a copy. The
   // bytes must be aligned for the type where they lie, as a heap-allocated (not short) string's are.
   static Tensor adopt(DType dtype, Shape shape, std::string bytes);
+  // A tensor over `bytes` a backend allocated on `device` (freed by the pointer's deleter with its last tensor).
+  static Tensor on_device(DType dtype, Shape shape, Device device, std::shared_ptr<std::byte[]> bytes);
   template <class T> static Tensor from_vector(const std::vector<T>& values, Shape shape) {
     Tensor t(dtype_of<T>, std::move(shape));
     require(t.numel() == static_cast<int64_t>(values.size()), "from_vector: size does not match shape");
@@ -46,8 +51,19 @@ class Tensor {
   size_t nbytes() const { return static_cast<size_t>(numel_) * dtype_size(dtype_); }
   bool defined() const { return dtype_ != DType::Undefined; }
 
-  void* raw() { return storage_.get(); }
-  const void* raw() const { return storage_.get(); }
+  const Device& device() const { return device_; }
+  // The bytes of a host tensor; fails, naming the device, for a tensor elsewhere.
+  void* raw() {
+    if (!device_.is_host()) not_on_host();
+    return storage_.get();
+  }
+  const void* raw() const {
+    if (!device_.is_host()) not_on_host();
+    return storage_.get();
+  }
+  // The bytes as the backend of `device` addresses them; fails for a tensor on another device.
+  void* device_raw(const Device& device);
+  const void* device_raw(const Device& device) const;
   template <class T> T* data() {
     check_type(dtype_of<T>);
     return static_cast<T*>(raw());
@@ -60,7 +76,7 @@ class Tensor {
   bool storage_shared() const { return storage_.use_count() > 1; }
   // Same storage, new shape (element count must match).
   Tensor reshaped(Shape shape) const;
-  // Deep copy.
+  // Deep copy (of a host tensor).
   Tensor clone() const;
   // Elements converted to int64 / double (for shape inputs, attributes-as-inputs, tests).
   std::vector<int64_t> to_int64_vector() const;
@@ -68,7 +84,9 @@ class Tensor {
 
  private:
   void check_type(DType requested) const;
+  [[noreturn]] void not_on_host() const;
   DType dtype_ = DType::Undefined;
+  Device device_;
   Shape shape_;
   int64_t numel_ = 0;
   std::shared_ptr<std::byte[]> storage_;

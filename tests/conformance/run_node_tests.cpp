@@ -11,10 +11,12 @@
 #include <iostream>
 #include <map>
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include "model/loader.h"
 #include "runtime/session.h"
+#include "support/fake_backend.h"
 
 namespace fs = std::filesystem;
 using namespace mpa;
@@ -25,6 +27,7 @@ struct Options {
   fs::path root;
   std::string filter = ".*";
   bool verbose = false;
+  std::string device = "cpu";
   double rtol = 1e-3, atol = 1e-7;
 };
 
@@ -94,7 +97,9 @@ CaseResult run_case(const fs::path& dir, const Options& opt) {
         return {Outcome::Unsupported, "element type " + onnx_type_name(v.elem_type)};
     }
   try {
-    Session session(model.graph);
+    SessionOptions options;
+    options.device = opt.device;
+    Session session(model.graph, options);
     for (const fs::path& set : sorted_entries(dir, "test_data_set_")) {
       TensorMap feeds;
       const auto inputs = sorted_entries(set, "input_");
@@ -133,11 +138,18 @@ int main(int argc, char** argv) {
     const std::string arg = argv[i];
     if (arg == "--filter" && i + 1 < argc) opt.filter = argv[++i];
     else if (arg == "--verbose" || arg == "-v") opt.verbose = true;
+    else if (arg == "--device" && i + 1 < argc) opt.device = argv[++i];
     else if (arg == "--help" || arg == "-h") {
-      std::cout << "usage: mpaudit_conformance NODE_TEST_DIR [--filter REGEX] [--verbose]\n"
-                   "  Runs onnx/backend/test/data/node cases; --verbose prints every case's outcome.\n";
+      std::cout << "usage: mpaudit_conformance NODE_TEST_DIR [--filter REGEX] [--verbose] [--device cpu|fake]\n"
+                   "  Runs onnx/backend/test/data/node cases; --verbose prints every case's outcome.\n"
+                   "  --device fake runs every node on the test device (tests/support/fake_backend.h), behind transfers.\n";
       return 0;
     } else opt.root = arg;
+  }
+  if (opt.device == "fake") {
+    std::set<std::string> every_op;
+    for (const OpRegistry::Entry& e : OpRegistry::instance().entries()) every_op.insert(e.op_type);
+    mpa::testing::FakeBackend::instance().allow(std::move(every_op));
   }
   if (opt.root.empty() || !fs::is_directory(opt.root)) {
     std::cerr << "mpaudit_conformance: give the onnx node test directory\n";

@@ -1,4 +1,4 @@
-// The JSON report as a contract (reports/schema/mpaudit.report.2.json): every report the real CLI writes
+// The JSON report as a contract (reports/schema/mpaudit.report.3.json): every report the real CLI writes
 // validates against the schema; the same model, inputs and seed give the same bytes whatever the thread
 // count; shards merged with `mpaudit merge` give the bytes of an audit of the whole set; read_report and
 // write_report round-trip byte for byte; reports are written atomically; --fail-on keeps its exit codes.
@@ -284,6 +284,21 @@ TEST_F(ReportContract, SchemaOneReportsAreRead) {
   for (const auto& node : read.nodes) EXPECT_TRUE(node.targets.at("fp16").consequence.empty()) << node.name;
 }
 
+// Reports of schema 2 (before placement) are read as reports whose every node ran on the CPU, and merge
+// with today's.
+TEST_F(ReportContract, SchemaTwoReportsAreReadAsRunOnTheCpu) {
+  const fs::path mlp = save(mlp_model(), "mlp.onnx");
+  nlohmann::json old = nlohmann::json::parse(audit(mlp, "part1.json", "--samples 2 --shard 1/2"));
+  mpa::test::as_schema_two(old);
+  std::ofstream(path("v2.json")) << old.dump();
+  const mpa::report::Report read = mpa::report::read_report(path("v2.json").string());
+  EXPECT_EQ(read.config.backend, "cpu");
+  for (const auto& node : read.nodes) EXPECT_TRUE(node.fallbacks.empty()) << node.name;
+  audit(mlp, "part2.json", "--samples 2 --shard 2/2");
+  ASSERT_EQ(merge({"v2.json", "part2.json"}, "whole.json").exit_code, 0);
+  expect_valid(read_whole_file(path("whole.json")), "merge of a schema-2 shard with a schema-3 one");
+}
+
 TEST_F(ReportContract, MergedReportsValidate) {
   const fs::path mlp = save(mlp_model(), "mlp.onnx");
   for (const char* shard : {"1/3", "2/3", "3/3"})
@@ -317,11 +332,14 @@ TEST_F(ReportContract, BrokenReportsFailValidation) {
   expect_invalid("an 85-bin histogram", [&](nlohmann::json& r) { first_tensor(r)["reference"]["exp_hist"].erase(0); });
   expect_invalid("a negative histogram count",
                  [&](nlohmann::json& r) { first_tensor(r)["reference"]["exp_hist"][3] = -1; });
-  expect_invalid("another schema version", [](nlohmann::json& r) { r["schema"] = "mpaudit.report/3"; });
+  expect_invalid("another schema version", [](nlohmann::json& r) { r["schema"] = "mpaudit.report/4"; });
   expect_invalid("a node verdict without its consequence field",
                  [](nlohmann::json& r) { r["nodes"][0]["targets"]["fp16"].erase("consequence"); });
   expect_invalid("a summary without its advice", [](nlohmann::json& r) { r["summary"]["targets"]["fp16"].erase("advice"); });
   expect_invalid("an unknown top-level key", [](nlohmann::json& r) { r["extra"] = 1; });
+  expect_invalid("a report without its placement", [](nlohmann::json& r) { r.erase("placement"); });
+  expect_invalid("a negative byte count", [](nlohmann::json& r) { r["placement"]["bytes_uploaded"] = -1; });
+  expect_invalid("an empty fallbacks object", [](nlohmann::json& r) { r["nodes"][0]["fallbacks"] = nlohmann::json::object(); });
   expect_invalid("an unknown target format",
                  [](nlohmann::json& r) { r["summary"]["targets"]["fp12"] = r["summary"]["targets"]["fp16"]; });
   expect_invalid("a string where a metric belongs",

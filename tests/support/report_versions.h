@@ -5,8 +5,17 @@
 
 namespace mpa::test {
 
+// Schema 2: before placement (config.backend, the placement summary, node fallbacks).
+inline void as_schema_two(nlohmann::json& report) {
+  report["schema"] = "mpaudit.report/2";
+  report["config"].erase("backend");
+  report.erase("placement");
+  for (auto& node : report["nodes"]) node.erase("fallbacks");
+}
+
 // Schema 1: before traced consequences, the root/harm fields of node verdicts and verified advice.
 inline void as_schema_one(nlohmann::json& report) {
+  as_schema_two(report);
   report["schema"] = "mpaudit.report/1";
   for (auto& [fmt, summary] : report["summary"]["targets"].items()) summary.erase("advice");
   for (auto& node : report["nodes"]) {

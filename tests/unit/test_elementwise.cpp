@@ -25,13 +25,14 @@ Tensor run(const std::string& op, int64_t opset, std::vector<const Tensor*> inpu
   node.attributes = std::move(attrs);
   for (size_t i = 0; i < inputs.size(); ++i) node.inputs.push_back(inputs[i] ? std::string(1, 'i').append(std::to_string(i)) : "");
   node.outputs.push_back("o");
-  const KernelFactory* factory = OpRegistry::instance().find("", op, opset);
+  const KernelFactory* factory = OpRegistry::instance().find("cpu", "", op, opset);
   if (!factory) throw std::logic_error(op + " not registered");
   const std::unique_ptr<OpKernel> kernel = (*factory)(OpInit(node, opset));
   ExecConfig config;
-  KernelContext ctx(node, inputs, 1, config);
+  std::vector<Tensor> outputs;
+  KernelContext ctx(node, inputs, outputs, config);
   kernel->compute(ctx);
-  return ctx.outputs()[0];
+  return outputs[0];
 }
 
 template <class T> std::vector<T> values(const Tensor& t) {

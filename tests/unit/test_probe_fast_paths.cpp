@@ -11,6 +11,7 @@
 
 #include "probes/fast_paths.h"
 #include "probes/format_fit.h"
+#include "backends/cpu/format_rounding.h"
 #include "runtime/precision.h"
 
 using namespace mpa;
@@ -163,7 +164,7 @@ TEST(ProbeFastPaths, StoredReferenceMadeInThePassEqualsTheStoredCopy) {
   run[kChunk + 9] = NAN;
   const Tensor reference = Tensor::from_vector<float>(ref, {n});
   const Tensor target_run = Tensor::from_vector<float>(run, {n});
-  const Tensor wide_reference = widen_to_double(reference);
+  const Tensor wide_reference = cpu::widen_to_double(reference);
   // A tensor the model itself stores in 16 bits keeps its values in every format (tensor_in_format).
   std::vector<float> half_values(ref);
   half_values[kChunk + 5] = 3.f;  // finite: fp16 storage has no room for the Inf case's neighbours
@@ -178,7 +179,7 @@ TEST(ProbeFastPaths, StoredReferenceMadeInThePassEqualsTheStoredCopy) {
                         Case{Format::FP8E4M3FN, 0.37, &reference}, Case{Format::FP32, 1, &reference},
                         Case{Format::FP16, 1, &wide_reference}, Case{Format::BF16, 1, &half_reference}}) {
     const Divergence::Params params(c.format, Tolerances{});
-    const Tensor stored = tensor_in_format(*c.ref, c.format, c.scale);
+    const Tensor stored = cpu::tensor_in_format(*c.ref, c.format, c.scale);
     ExpHistogram hist_made, hist_copy;
     const auto made = Divergence::of_stored_and_each(*c.ref, {c.format, c.scale}, {&target_run}, params, 0, {&hist_made});
     const auto copy = Divergence::of_each(*c.ref, {&stored, &target_run}, params, 0, {nullptr, &hist_copy});
@@ -203,7 +204,7 @@ TEST(ProbeFastPaths, DoublesAreRoundedOnceIntoTheFormat) {
     values.push_back(tie * (1 + std::ldexp(static_cast<double>(static_cast<int>(rng() % 7) - 3), -45)));
   }
   const Tensor t = Tensor::from_vector<double>(values, {static_cast<int64_t>(values.size())});
-  const Tensor fp16 = tensor_in_format(t, Format::FP16), bf16 = tensor_in_format(t, Format::BF16);
+  const Tensor fp16 = cpu::tensor_in_format(t, Format::FP16), bf16 = cpu::tensor_in_format(t, Format::BF16);
   for (size_t i = 0; i < values.size(); ++i) {
     const double v = values[i];
     // fp16: the compiler's double -> _Float16 conversion rounds once, correctly.
@@ -218,7 +219,7 @@ TEST(ProbeFastPaths, DoublesAreRoundedOnceIntoTheFormat) {
     const double expected = d_below < d_above ? below : d_above < d_below ? above : (low_bits & 0x10000u) ? above : below;
     EXPECT_EQ(static_cast<double>(bf16.data<float>()[i]), expected) << v;
   }
-  EXPECT_EQ(tensor_in_format(t, Format::FP16).data<float>()[0], 1.0009765625f);
+  EXPECT_EQ(cpu::tensor_in_format(t, Format::FP16).data<float>()[0], 1.0009765625f);
 }
 
 // On a scaled FP8 grid a correctly rounded value is at most half a spacing of that grid away: the stored

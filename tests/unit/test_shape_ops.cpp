@@ -27,13 +27,14 @@ std::vector<Tensor> run(const std::string& op, int64_t opset, std::vector<const 
   auto value_name = [](char prefix, size_t i) { return std::string(1, prefix).append(std::to_string(i)); };
   for (size_t i = 0; i < inputs.size(); ++i) node.inputs.push_back(inputs[i] ? value_name('i', i) : "");
   for (size_t i = 0; i < num_outputs; ++i) node.outputs.push_back(value_name('o', i));
-  const KernelFactory* factory = OpRegistry::instance().find("", op, opset);
+  const KernelFactory* factory = OpRegistry::instance().find("cpu", "", op, opset);
   if (!factory) throw std::logic_error(op + " not registered");
   const std::unique_ptr<OpKernel> kernel = (*factory)(OpInit(node, opset));
   ExecConfig config;
-  KernelContext ctx(node, inputs, num_outputs, config);
+  std::vector<Tensor> outputs;
+  KernelContext ctx(node, inputs, outputs, config);
   kernel->compute(ctx);
-  return ctx.outputs();
+  return outputs;
 }
 
 Tensor iota_float(Shape shape) {

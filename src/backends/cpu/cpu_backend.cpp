@@ -1,9 +1,13 @@
 // The CPU backend: every registered kernel runs on the host, its loops over OpenMP threads and its GEMMs
-// through OpenBLAS (backends/cpu/). It is always available and supports every node that has a kernel.
+// through OpenBLAS (backends/cpu/). It is always available, supports every node that has a kernel, and is
+// where every node another backend cannot run falls back to.
 #include <cstdlib>
 #include <thread>
 
 #include "backends/backend.h"
+#include "backends/cpu/allocator.h"
+#include "backends/cpu/format_rounding.h"
+#include "backends/cpu/parallel.h"
 
 namespace mpa {
 
@@ -11,7 +15,9 @@ namespace {
 
 class CpuBackend : public Backend {
  public:
+  CpuBackend() { cpu::keep_freed_tensor_memory(); }
   std::string_view name() const override { return "cpu"; }
+  Device device() const override { return {}; }
   Support available() const override { return {}; }
   std::string describe() const override {
     const char* kernels = std::getenv("OPENBLAS_CORETYPE");
@@ -21,18 +27,53 @@ class CpuBackend : public Backend {
   }
   Support supports(const Node& node, int64_t opset, const ExecConfig&) const override {
     const OpRegistry& registry = OpRegistry::instance();
-    if (registry.find(node.domain, node.op_type, opset)) return {};
-    return {false, registry.why_unsupported(node.domain, node.op_type, opset)};
+    if (registry.find(name(), node.domain, node.op_type, opset)) return {};
+    return {false, registry.why_unsupported(name(), node.domain, node.op_type, opset)};
   }
   void run(const OpKernel& kernel, KernelContext& ctx) const override { kernel.compute(ctx); }
+  Tensor upload(const Tensor& host) const override { return host; }
+  Tensor download(const Tensor& on_device) const override { return on_device; }
+  void store_in_format(Tensor& tensor, Format storage, double scale) const override {
+    if (storage == Format::FP64) tensor = cpu::widen_to_double(tensor);
+    else cpu::round_tensor_to_format(tensor, storage, scale);
+  }
+  Tensor convert(const Tensor& tensor, Format storage, double scale) const override {
+    return storage == Format::FP64 ? cpu::widen_to_double(tensor) : cpu::tensor_in_format(tensor, storage, scale);
+  }
+  double absmax(const Tensor& tensor) const override { return cpu::absmax_of(tensor); }
+  void use_threads(int threads) const override { cpu::set_num_threads(threads); }
 };
+
+const CpuBackend& cpu_backend() {
+  static const CpuBackend cpu;
+  return cpu;
+}
+
+std::vector<const Backend*>& registered() {
+  static std::vector<const Backend*> all = {&cpu_backend()};
+  return all;
+}
 
 }  // namespace
 
-const std::vector<const Backend*>& backends() {
-  static const CpuBackend cpu;
-  static const std::vector<const Backend*> all = {&cpu};
-  return all;
+const std::vector<const Backend*>& backends() { return registered(); }
+
+void add_backend(const Backend& backend) {
+  for (const Backend* b : registered())
+    if (!(b->name() != backend.name())) fail("a backend named '" + std::string(backend.name()) + "' is already added");
+  registered().push_back(&backend);
+}
+
+const Backend& host_backend() { return cpu_backend(); }
+
+void host_parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& body) {
+  cpu::parallel_for(n, grain, body);
+}
+
+const Backend& backend_of(const Device& device) {
+  for (const Backend* b : backends())
+    if (b->device() == device) return *b;
+  fail("no backend owns device " + device.name());
 }
 
 const Backend& backend_named(const std::string& name) {

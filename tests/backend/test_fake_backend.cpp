@@ -1,0 +1,229 @@
+// The backend seam proved with a device that is not the CPU (support/fake_backend.h): nodes the fake supports
+// run there and the others fall back to the CPU with a reason; the executor makes every transfer, each
+// value moves once per device and is freed after its last reader; subgraph nodes run on the device too;
+// the observer sees host tensors and where each node ran; and audits are identical whichever backend ran
+// each node, apart from the placement fields.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <set>
+
+#include "audit/auditor.h"
+#include "model/loader.h"
+#include "runtime/session.h"
+#include "support/control_flow_models.h"
+#include "support/fake_backend.h"
+#include "support/model_builder.h"
+
+using namespace mpa;
+using mpa::testing::FakeBackend;
+using mpa::testing::FakeOps;
+
+namespace {
+
+// y = Relu(x) -> Softmax -> + b: Relu and Add on the fake, Softmax (not in its list) on the CPU.
+Model chain_model() {
+  test::ModelBuilder b(17);
+  b.input("x", onnx::TensorProto::FLOAT, {2, 8});
+  b.initializer("b", {8}, {1, 2, 3, 4, 5, 6, 7, 8});
+  b.node("Relu", {"x"}, {"r"}, "relu");
+  b.node("Softmax", {"r"}, {"s"}, "softmax");
+  b.node("Add", {"s", "b"}, {"y"}, "add");
+  b.output("y");
+  return load_model_from_bytes(b.bytes(), ".", "chain.onnx");
+}
+
+Tensor ramp(Shape shape, float step, float start) {
+  Tensor t(DType::Float32, std::move(shape));
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = start + step * static_cast<float>(i);
+  return t;
+}
+
+bool same_bits(const Tensor& a, const Tensor& b) {
+  return a.dtype() == b.dtype() && a.shape() == b.shape() && std::memcmp(a.raw(), b.raw(), a.nbytes()) == 0;
+}
+
+SessionOptions on(const std::string& device, Format precision = Format::FP32) {
+  SessionOptions options;
+  options.device = device;
+  options.precision = precision;
+  return options;
+}
+
+void expect_same_outputs(const TensorMap& cpu, const TensorMap& fake) {
+  ASSERT_EQ(cpu.size(), fake.size());
+  for (const auto& [name, t] : cpu) {
+    ASSERT_TRUE(fake.at(name).device().is_host()) << name << " was not brought back to the host";
+    EXPECT_TRUE(same_bits(t, fake.at(name))) << name;
+  }
+}
+
+class Fake : public ::testing::Test {
+ protected:
+  void SetUp() override { FakeBackend::instance().reset_counts(); }
+  void TearDown() override { EXPECT_EQ(FakeBackend::instance().counts().overruns, 0) << "a kernel wrote past a buffer"; }
+  FakeBackend& fake = FakeBackend::instance();
+};
+
+}  // namespace
+
+TEST_F(Fake, ItsTensorsAreReadOnTheHostOnlyThroughATransfer) {
+  const Tensor host = ramp({3}, 1, 0);
+  const Tensor on_fake = fake.upload(host);
+  EXPECT_EQ(on_fake.device().name(), "fake:0");
+  try {
+    (void)on_fake.data<float>();
+    FAIL() << "a fake tensor was read on the host";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("on fake:0 was read on the host without a transfer"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(same_bits(fake.download(on_fake), host));
+  EXPECT_EQ(&backend_named("fake"), &fake);
+  EXPECT_EQ(&backend_of(on_fake.device()), &fake);
+}
+
+TEST_F(Fake, SupportedNodesRunThereAndTheOthersFallBackToTheCpuWithTheReason) {
+  const Model model = chain_model();
+  const Session cpu(model.graph), device(model.graph, on("fake"));
+  const ExecConfig& config = device.default_config();
+  EXPECT_EQ(device.placement(0, config).backend, &fake);
+  const Placement softmax = device.placement(1, config);
+  EXPECT_EQ(softmax.backend, &host_backend());
+  EXPECT_EQ(softmax.fallback_reason, "fake: Softmax not in allow-list");
+  EXPECT_EQ(device.placement(2, config).backend, &fake);
+  EXPECT_TRUE(cpu.placement(1, config).fallback_reason.empty());
+  const TensorMap feeds = {{"x", ramp({2, 8}, 0.25f, -2)}};
+  expect_same_outputs(cpu.run(feeds), device.run(feeds));
+  EXPECT_EQ(fake.counts().runs, 2);
+}
+
+// x goes up for Relu, Relu's output down for Softmax, Softmax's output and the initializer b up for Add, y
+// down: 3 uploads and 2 downloads per run, counted alike by the executor and the device, and every buffer
+// of the device is freed once the run is over.
+TEST_F(Fake, TheExecutorMovesEachValueOncePerDeviceAndFreesItAfterItsLastReader) {
+  const Model model = chain_model();
+  const Session device(model.graph, on("fake"));
+  const int64_t live_before = fake.counts().live_buffers;
+  const TensorMap feeds = {{"x", ramp({2, 8}, 0.25f, -2)}};
+  for (int run = 1; run <= 2; ++run) {
+    device.run(feeds);
+    const Transfers moved = device.transfers();
+    EXPECT_EQ(moved.uploads, 3 * run);
+    EXPECT_EQ(moved.downloads, 2 * run);
+    EXPECT_EQ(moved.bytes_uploaded, (64 + 64 + 32) * run);
+    EXPECT_EQ(moved.bytes_downloaded, (64 + 64) * run);
+    EXPECT_EQ(fake.counts().uploads, moved.uploads);
+    EXPECT_EQ(fake.counts().downloads, moved.downloads);
+    EXPECT_EQ(fake.counts().live_buffers, live_before);
+  }
+}
+
+// Where formats meet (a node kept in fp32 amid fp16), the value is converted on the device that holds it
+// and moved once.
+TEST_F(Fake, MixedPrecisionRunsConvertOnTheDeviceAndGiveTheCpusBits) {
+  const Model model = chain_model();
+  SessionOptions cpu_options = on("cpu", Format::FP16), fake_options = on("fake", Format::FP16);
+  cpu_options.node_precision = fake_options.node_precision = {{"softmax", Format::FP32}};
+  const Session cpu(model.graph, cpu_options), device(model.graph, fake_options);
+  const TensorMap feeds = {{"x", ramp({2, 8}, 0.37f, -2.9f)}};
+  expect_same_outputs(cpu.run(feeds), device.run(feeds));
+}
+
+TEST_F(Fake, SubgraphNodesRunOnTheDeviceAndReadOuterValuesMovedThere) {
+  for (const Model& model : {test::if_model(), test::loop_model(), test::loop_with_if_model()}) {
+    fake.reset_counts();
+    const Session cpu(model.graph), device(model.graph, on("fake"));
+    const std::string input = model.graph->inputs.front().name;
+    const Shape shape = model.graph->inputs.front().dims;
+    const TensorMap feeds = {{input, ramp(shape, 0.5f, -0.75f)}};
+    expect_same_outputs(cpu.run(feeds), device.run(feeds));
+    EXPECT_GT(fake.counts().runs, 0) << "no subgraph node ran on the fake";
+    EXPECT_GT(device.transfers().uploads, 0);
+  }
+}
+
+// The observer reads every value on the host, wherever its node ran, and is told where that was.
+TEST_F(Fake, TheObserverSeesHostTensorsAndWhereEachNodeRan) {
+  class Record : public ExecObserver {
+   public:
+    void node_done(size_t, const std::vector<StreamStep>& streams) override {
+      const StreamStep& step = streams.front();
+      ran_on.emplace_back(step.backend->name());
+      for (const Tensor* t : step.outputs) sums.push_back(t->data<float>()[0] + t->data<float>()[t->numel() - 1]);
+    }
+    std::vector<std::string> ran_on;
+    std::vector<float> sums;
+  };
+  const Model model = chain_model();
+  const TensorMap feeds = {{"x", ramp({2, 8}, 0.25f, -2)}};
+  Record on_cpu, on_fake;
+  Session(model.graph).run_streams(feeds, std::vector<StreamPlan>(1), &on_cpu);
+  Session(model.graph, on("fake")).run_streams(feeds, std::vector<StreamPlan>(1), &on_fake);
+  EXPECT_EQ(on_fake.ran_on, (std::vector<std::string>{"fake", "cpu", "fake"}));
+  EXPECT_EQ(on_cpu.ran_on, (std::vector<std::string>{"cpu", "cpu", "cpu"}));
+  EXPECT_EQ(on_cpu.sums, on_fake.sums);
+}
+
+namespace {
+
+// An audit's report as JSON without what says where it ran.
+nlohmann::json figures_of(const Model& model, const std::vector<TensorMap>& samples, const std::string& device,
+                          nlohmann::json* placement = nullptr) {
+  AuditOptions options;
+  options.targets = {Format::FP16, Format::BF16};
+  options.device = device;
+  Auditor auditor(model.graph, options);
+  for (size_t s = 0; s < samples.size(); ++s) auditor.observe(samples[s], static_cast<int64_t>(s));
+  report::Report report;
+  report.config.targets = {"fp16", "bf16"};
+  auditor.fill(report);
+  nlohmann::json j = report::to_json(report);
+  if (placement) {
+    (*placement)["summary"] = j["placement"];
+    for (const auto& node : j["nodes"])
+      if (node.contains("fallbacks")) (*placement)["fallbacks"][node["name"].get<std::string>()] = node["fallbacks"];
+  }
+  j.erase("placement");
+  j["config"].erase("backend");
+  for (auto& node : j["nodes"]) node.erase("fallbacks");
+  return j;
+}
+
+}  // namespace
+
+TEST_F(Fake, AuditsAreIdenticalWhicheverBackendRanEachNode) {
+  std::set<std::string> every_op;
+  for (const OpRegistry::Entry& e : OpRegistry::instance().entries()) every_op.insert(e.op_type);
+  const std::vector<std::pair<std::string, Model>> models = {
+      {"chain", chain_model()}, {"if", test::if_model()}, {"loop", test::loop_model()},
+      {"loop_with_if", test::loop_with_if_model()}};
+  for (const auto& [name, model] : models) {
+    std::vector<TensorMap> samples;
+    for (int s = 0; s < 2; ++s) {
+      const ValueInfo& in = model.graph->inputs.front();
+      samples.push_back({{in.name, ramp(in.dims, 0.5f + 1e3f * static_cast<float>(s), -0.75f)}});
+    }
+    const nlohmann::json cpu = figures_of(model, samples, "cpu");
+    nlohmann::json placement;
+    EXPECT_EQ(figures_of(model, samples, "fake", &placement), cpu) << name << ", some nodes on the fake";
+    EXPECT_EQ(placement["summary"]["backend"], "fake");
+    EXPECT_GT(placement["summary"]["uploads"].get<int64_t>(), 0) << name;
+    EXPECT_EQ(placement["summary"]["fallback_nodes"].get<int64_t>(), static_cast<int64_t>(placement["fallbacks"].size()));
+    FakeOps everything(every_op);
+    placement = nlohmann::json::object();
+    EXPECT_EQ(figures_of(model, samples, "fake", &placement), cpu) << name << ", every node on the fake";
+    EXPECT_EQ(placement["summary"]["fallback_nodes"], 0) << name;
+    EXPECT_FALSE(placement.contains("fallbacks")) << name;
+  }
+}
+
+TEST_F(Fake, TheAuditReportNamesEachFallbackWithItsReason) {
+  nlohmann::json placement;
+  const std::vector<TensorMap> samples = {{{"x", ramp({2, 8}, 0.25f, -2)}}};
+  figures_of(chain_model(), samples, "fake", &placement);
+  EXPECT_EQ(placement["summary"]["fallback_nodes"], 1);
+  const nlohmann::json expected = {{"reference", "fake: Softmax not in allow-list"},
+                                   {"fp16", "fake: Softmax not in allow-list"},
+                                   {"bf16", "fake: Softmax not in allow-list"}};
+  EXPECT_EQ(placement["fallbacks"]["softmax"], expected);
+}
