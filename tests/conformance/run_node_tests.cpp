@@ -186,5 +186,11 @@ int main(int argc, char** argv) {
   }
   for (const auto& [name, reason] : failures) std::cout << "FAILED " << name << ": " << reason << "\n";
   std::cout << "onnx-node-tests: " << passed << " passed, " << failed << " failed, " << unsupported << " unsupported\n";
+  if (opt.device == "fake") {
+    const auto counts = mpa::testing::FakeBackend::instance().counts();
+    std::cout << "on the fake device: " << counts.runs << " node runs, " << counts.uploads << " uploads, "
+              << counts.downloads << " downloads, " << counts.overruns << " buffer overruns\n";
+    if (counts.runs == 0 || counts.overruns > 0) return 1;
+  }
   return failed == 0 ? 0 : 1;
 }
