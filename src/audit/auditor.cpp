@@ -38,9 +38,6 @@ SessionOptions session_options(const AuditOptions& options) {
 
 bool is_float(DType t) { return dtype_is_float(t); }
 
-// A value of one stream under the name it has in the graph.
-using ValueMap = std::unordered_map<std::string, Tensor>;
-
 std::vector<const Tensor*> views_of(const std::vector<Tensor>& tensors) {
   std::vector<const Tensor*> out;
   for (const Tensor& t : tensors) out.push_back(t.defined() ? &t : nullptr);
@@ -136,10 +133,6 @@ struct Auditor::Impl {
   Session session;
   ExecConfig reference_config, fp32_config;
   std::vector<ExecConfig> target_configs;
-  std::map<std::string, Tensor> reference_initializers;
-  std::vector<std::map<std::string, Tensor>> target_initializers;
-  // Subgraph initializers in each target format, converted on first use (keyed by the reference tensor).
-  std::vector<std::map<const Tensor*, Tensor>> inner_initializers;
   // The report's nodes: each top-level node after the nodes of its subgraphs, depth first.
   std::vector<report::NodeStats> nodes;
   std::vector<size_t> top_slot;                        // graph node index -> slot in `nodes`
@@ -166,19 +159,13 @@ struct Auditor::Impl {
     require(!options.targets.empty(), "no target format to audit");
     reference_config = config_for(options.reference, Accumulation::FP32, RuntimeProfile::Generic, options.threads);
     fp32_config = session.default_config();
-    for (const auto& [name, t] : graph->initializers)
-      reference_initializers.emplace(name, options.reference == Format::FP64 ? host_backend().convert(t, Format::FP64, 1) : t);
+    reference_initializers();  // converted once per format, not per sample
     for (Format target : options.targets) {
-      const ExecConfig c = config_for(target, options.accumulation, options.profile, options.threads);
-      target_configs.push_back(c);
-      std::map<std::string, Tensor> converted;  // once per format, not per sample
-      for (const auto& [name, t] : graph->initializers)
-        converted.emplace(name, host_backend().convert(t, c.storage, scale_of(target_configs.size() - 1, t)));
-      target_initializers.push_back(std::move(converted));
+      target_configs.push_back(config_for(target, options.accumulation, options.profile, options.threads));
+      target_initializers(target_configs.size() - 1);
       divergence_params.emplace_back(storage_format(target), options.thresholds.tolerances);
       fit_bounds.emplace_back(storage_format(target));
     }
-    inner_initializers.resize(options.targets.size());
     // Subgraphs run through their own sessions, which store values without the per-tensor scales that
     // the reference's absmax gives at the top level: their figures would be those of unscaled FP8.
     for (size_t k = 0; k < options.targets.size(); ++k)
@@ -210,7 +197,6 @@ struct Auditor::Impl {
   void make_plans() {
     StreamPlan reference_plan;
     reference_plan.node_config.assign(graph->nodes.size(), reference_config);
-    if (options.reference == Format::FP64) reference_plan.initializers[Format::FP64] = &reference_initializers;
     plans.push_back(std::move(reference_plan));
     for (size_t k = 0; k < options.targets.size(); ++k) {
       StreamPlan target;
@@ -218,7 +204,6 @@ struct Auditor::Impl {
         target.node_config.push_back(kept_fp32[i] ? fp32_config : target_configs[k]);
         target.computes_in_format.push_back(!kept_fp32[i]);
       }
-      target.initializers[target_configs[k].storage] = &target_initializers[k];
       target.fp8_absmax_scaling = scaled(k);
       if (scaled(k)) target.output_scale = [this, k](size_t, size_t o) { return scale_for(k, running_absmax[o]); };
       plans.push_back(std::move(target));
@@ -227,6 +212,14 @@ struct Auditor::Impl {
   }
 
   std::string target_name(size_t k) const { return std::string(format_name(options.targets[k])); }
+
+  // The graph's initializers as the reference runs and as target k's nodes read them (the executor's).
+  const std::map<std::string, Tensor>& reference_initializers() const {
+    return session.initializers_in(reference_config.storage);
+  }
+  const std::map<std::string, Tensor>& target_initializers(size_t k) const {
+    return session.initializers_in(target_configs[k].storage, true, scaled(k));
+  }
 
   bool scaled(size_t k) const {
     const Format f = options.targets[k];
@@ -572,15 +565,11 @@ struct Auditor::Impl {
       const ScopeLookup value = [&](const std::string& name) -> const Tensor* {
         const Tensor* ref = scope(name);
         if (!ref) return nullptr;
-        auto outer = reference_initializers.find(name);
-        if (outer != reference_initializers.end() && &outer->second == ref) return &target_initializers[k].at(name);
-        auto own = inner.graph().initializers.find(name);
-        if (own != inner.graph().initializers.end() && &own->second == ref) {
-          auto cached = inner_initializers[k].find(ref);
-          if (cached == inner_initializers[k].end())
-            cached = inner_initializers[k].emplace(ref, in_target_format(k, *ref)).first;
-          return &cached->second;
-        }
+        const auto& outer = reference_initializers();
+        if (auto init = outer.find(name); init != outer.end() && &init->second == ref) return &target_initializers(k).at(name);
+        const auto& own = inner.initializers_in(reference_config.storage);
+        if (auto init = own.find(name); init != own.end() && &init->second == ref)
+          return &inner.initializers_in(target_configs[k].storage, true, scaled(k)).at(name);
         auto c = converted.find(name);
         if (c == converted.end()) c = converted.emplace(name, in_target_format(k, *ref)).first;
         return &c->second;
@@ -609,10 +598,10 @@ struct Auditor::Impl {
       names.push_back(in.name);
       // An input backed by an initializer need not be fed: then the initializer is its value.
       auto f = feeds.find(in.name);
-      auto init = reference_initializers.find(in.name);
+      auto init = reference_initializers().find(in.name);
       fed.push_back(f != feeds.end() ? (options.reference == Format::FP64 ? host_backend().convert(f->second, Format::FP64, 1) : f->second)
-                    : init != reference_initializers.end() ? init->second
-                                                           : Tensor());
+                    : init != reference_initializers().end() ? init->second
+                                                             : Tensor());
     }
     const std::vector<const Tensor*> ref_in = views_of(fed);
     ensure_tensor_stats(graph_inputs, names, ref_in);
@@ -622,9 +611,9 @@ struct Auditor::Impl {
       std::vector<Tensor> converted;
       for (const std::string& name : names) {
         auto f = feeds.find(name);
-        auto init = target_initializers[k].find(name);
+        auto init = target_initializers(k).find(name);
         converted.push_back(f != feeds.end() ? in_target_format(k, f->second)
-                            : init != target_initializers[k].end() ? init->second
+                            : init != target_initializers(k).end() ? init->second
                                                                    : Tensor());
       }
       const std::vector<const Tensor*> read_in_format = views_of(converted);
@@ -675,9 +664,8 @@ struct Auditor::Impl {
   // this observer, which probes them, runs the node alone in each format, and traces consequences.
   class SampleRun : public ExecObserver {
    public:
-    SampleRun(Impl& audit, const TensorMap& feeds, int64_t sample, const std::function<void(size_t)>& on_node)
-        : audit_(audit), feeds_(feeds), sample_(sample), on_node_(on_node),
-          isolated_inputs_(audit.options.targets.size()) {}
+    SampleRun(Impl& audit, int64_t sample, const std::function<void(size_t)>& on_node)
+        : audit_(audit), sample_(sample), on_node_(on_node) {}
 
     SubgraphObserver* subgraphs(size_t index, size_t stream) override {
       if (!audit_.has_subgraphs[index]) return nullptr;
@@ -734,29 +722,17 @@ struct Auditor::Impl {
       }
       TraceCues cues(node.outputs.size(), targets);
       for (size_t k = 0; k < targets; ++k) {
-        // A reference value stored in the target format: cached until its last reader; initializers are
-        // converted once per audit.
-        const ScopeLookup isolated_value = [&](const std::string& name) -> const Tensor* {
-          auto cached = isolated_inputs_[k].find(name);
-          if (cached != isolated_inputs_[k].end()) return &cached->second;
-          auto init = a.target_initializers[k].find(name);
-          if (!feeds_.count(name) && init != a.target_initializers[k].end()) return &init->second;
-          const Tensor* value = reference(name);
-          if (!value) return nullptr;
-          return &isolated_inputs_[k].emplace(name, a.in_target_format(k, *value)).first->second;
-        };
+        // The reference values stored in the target format, as the executor keeps them until their last reader.
         const IsolatedRun how = a.isolated_run(node, k, has_float, kept);
-        const std::vector<Tensor> iso_out =
-            how == IsolatedRun::Run ? a.run_isolated(a.session, i, k, isolated_value, absmax) : std::vector<Tensor>{};
+        const std::vector<Tensor> iso_out = how == IsolatedRun::Run
+                                                ? a.run_isolated(a.session, i, k, *streams[1 + k].reference_as_read, absmax)
+                                                : std::vector<Tensor>{};
         a.measure_target_runs(stats, k, how, ref_view, absmax, iso_out, streams[1 + k].outputs, sample_, keep, reused,
                               &cues);
         a.trace_outputs(i, k, how, ref_view, iso_out, cues);
       }
       a.tracer->release(a.session.release_after(i));
-      for (const auto& name : a.session.release_after(i)) {
-        figures_.erase(name);
-        for (ValueMap& cache : isolated_inputs_) cache.erase(name);
-      }
+      for (const auto& name : a.session.release_after(i)) figures_.erase(name);
       reference_watch_.reset();
       target_watch_.reset();
       if (on_node_) on_node_(i);
@@ -764,11 +740,9 @@ struct Auditor::Impl {
 
    private:
     Impl& audit_;
-    const TensorMap& feeds_;
     int64_t sample_;
     const std::function<void(size_t)>& on_node_;
     std::unordered_map<std::string, OutputFigures> figures_;  // of values in figures_reused, until released
-    std::vector<ValueMap> isolated_inputs_;  // per target: reference values in the format, until released
     std::unique_ptr<ReferenceWatch> reference_watch_;  // the running node's, when it has subgraphs
     std::unique_ptr<PropagatedWatch> target_watch_;
   };
@@ -777,7 +751,7 @@ struct Auditor::Impl {
     session.check_feeds(feeds);
     tracer->begin_sample();
     measure_graph_inputs(feeds, sample);
-    SampleRun run(*this, feeds, sample, on_node);
+    SampleRun run(*this, sample, on_node);
     session.run_streams(feeds, plans, &run);
     merge_traces();
   }

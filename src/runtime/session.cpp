@@ -78,10 +78,7 @@ Session::Session(std::shared_ptr<const Graph> graph, SessionOptions options)
     auto it = options_.node_precision.find(node.name);
     if (it != options_.node_precision.end()) c = config_for(it->second, c.accumulation, c.profile, c.threads);
     node_configs_.push_back(c);
-    if (c.storage != Format::FP32 && !initializers_by_format_.count(c.storage)) {
-      auto& converted = initializers_by_format_[c.storage];
-      for (const auto& [name, t] : graph_->initializers) converted.emplace(name, host_->convert(t, c.storage, 1));
-    }
+    if (c.storage != Format::FP32) initializers_in(c.storage);  // converted once, before any run
   }
   // Every node has a CPU kernel (the fallback of every placement); a device backend's own kernels are made
   // beside them where it registers one.
@@ -183,6 +180,20 @@ void Session::check_feeds(const TensorMap& feeds) const {
   }
   for (const auto& [name, tensor] : feeds)
     if (!(feedable_.count(name))) fail("'" + name + "' is not an input of the model");
+}
+
+const std::map<std::string, Tensor>& Session::initializers_in(Format storage, bool narrow_doubles,
+                                                              bool fp8_absmax_scaling) const {
+  // Narrowing matters only to FP32 storage (other formats narrow float64 anyway), scaling only to FP8.
+  narrow_doubles = narrow_doubles && storage == Format::FP32;
+  fp8_absmax_scaling = absmax_scaled(storage, fp8_absmax_scaling);
+  if (storage == Format::FP32 && !narrow_doubles) return graph_->initializers;
+  std::lock_guard<std::mutex> lock(initializers_mutex_);
+  auto [it, made] = initializers_in_.try_emplace({storage, narrow_doubles, fp8_absmax_scaling});
+  if (made)
+    for (const auto& [name, t] : graph_->initializers)
+      it->second.emplace(name, host_->convert(t, storage, fp8_absmax_scaling ? absmax_scale(storage, host_->absmax(t)) : 1));
+  return it->second;
 }
 
 const Backend& Session::backend_for(size_t index, const ExecConfig& config) const {
@@ -328,7 +339,8 @@ std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::v
   auto in_format = [&](size_t s, size_t i) { return !streams[s].computes_in_format.empty() && streams[s].computes_in_format[i]; };
   // A value of slot `slot` as a node on `at` storing in `storage` reads it (`narrow_doubles`: it computes in
   // the stream's target format): converted where it lives, then moved.
-  auto read_slot = [&](size_t s, int slot, Format storage, bool narrow_doubles, const Backend& at) -> const Tensor* {
+  auto read_slot = [&](size_t s, int slot, Format storage, bool narrow_doubles, const Backend& at,
+                       bool fp8_absmax_scaling) -> const Tensor* {
     StreamValues& table = tables[s];
     const Tensor& value = table.values[size_t(slot)];
     const Format have = table.format[size_t(slot)];
@@ -343,7 +355,7 @@ std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::v
       Tensor copy = value;
       if (!as_they_are) {
         const Backend& where = backend_of(value.device());
-        const bool scaled = absmax_scaled(storage, streams[s].fp8_absmax_scaling);
+        const bool scaled = absmax_scaled(storage, fp8_absmax_scaling);
         copy = where.convert(value, storage, scaled ? absmax_scale(storage, where.absmax(value)) : 1);
       }
       c = table.copies.emplace(key, move_to(copy, at)).first;
@@ -362,17 +374,13 @@ std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::v
                     const Backend& at) -> const Tensor* {
     auto slot = slot_of_.find(name);
     if (slot != slot_of_.end() && tables[s].values[size_t(slot->second)].defined())
-      return read_slot(s, slot->second, storage, narrow_doubles, at);
+      return read_slot(s, slot->second, storage, narrow_doubles, at, streams[s].fp8_absmax_scaling);
     auto init = graph_->initializers.find(name);
     if (init == graph_->initializers.end()) {
       const Tensor* enclosing = outer ? (*outer)(name) : nullptr;
       return enclosing ? moved_to(s, enclosing, at) : nullptr;
     }
-    auto given = streams[s].initializers.find(storage);
-    if (storage == Format::FP32 && !(narrow_doubles && given != streams[s].initializers.end()))
-      return moved_to(s, &init->second, at);
-    return moved_to(
-        s, &(given != streams[s].initializers.end() ? *given->second : initializers_by_format_.at(storage)).at(name), at);
+    return moved_to(s, &initializers_in(storage, narrow_doubles, streams[s].fp8_absmax_scaling).at(name), at);
   };
 
   std::vector<StreamStep> steps(streams.size());
@@ -394,6 +402,27 @@ std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::v
     scopes.emplace_back([this, &lookup, at = &scope_at[s]](const std::string& name) {
       return lookup(at->stream, name, at->storage, at->narrow, *host_);
     });
+  // For the observer's isolated runs: the first stream's values as another stream's running node reads them,
+  // converted to its format (with its FP8 scaling) on the host, each once per value and format and freed
+  // with the value. Names of enclosing scopes are converted likewise and kept for the run.
+  std::map<std::pair<std::string, Format>, Tensor> outer_as_read;
+  const auto reference_as_read = [&](size_t s, const std::string& name) -> const Tensor* {
+    const ScopeAt& at = scope_at[s];
+    auto slot = slot_of_.find(name);
+    if (slot != slot_of_.end() && tables[0].values[size_t(slot->second)].defined())
+      return read_slot(0, slot->second, at.storage, at.narrow, *host_, streams[s].fp8_absmax_scaling);
+    if (graph_->initializers.count(name))
+      return &initializers_in(at.storage, at.narrow, streams[s].fp8_absmax_scaling).at(name);
+    const Tensor* enclosing = outer ? (*outer)(name) : nullptr;
+    if (!enclosing) return nullptr;
+    auto c = outer_as_read.find({name, at.storage});
+    if (c == outer_as_read.end())
+      c = outer_as_read.emplace(std::make_pair(name, at.storage), host_->convert(move_to(*enclosing, *host_), at.storage, 1)).first;
+    return &c->second;
+  };
+  std::vector<ScopeLookup> references_as_read;
+  for (size_t s = 0; s < (observer ? streams.size() : 0); ++s)
+    references_as_read.emplace_back([&reference_as_read, s](const std::string& name) { return reference_as_read(s, name); });
   for (size_t i = 0; i < graph_->nodes.size(); ++i) {
     const Node& node = graph_->nodes[i];
     const NodeSlots& slots = node_slots_[i];
@@ -411,7 +440,7 @@ std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::v
         const int slot = slots.inputs[k];
         const Tensor* t = name.empty() ? nullptr
                           : slot >= 0 && tables[s].values[size_t(slot)].defined()
-                              ? read_slot(s, slot, config.storage, narrow, at)
+                              ? read_slot(s, slot, config.storage, narrow, at, streams[s].fp8_absmax_scaling)
                           : slots.initializers[k] && config.storage == Format::FP32 && !narrow
                               ? moved_to(s, slots.initializers[k], at)
                               : lookup(s, name, config.storage, narrow, at);
@@ -450,6 +479,7 @@ std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::v
       step.config = &config;
       step.backend = &at;
       step.scope = observer ? &scopes[s] : nullptr;
+      step.reference_as_read = observer && s > 0 ? &references_as_read[s] : nullptr;
       if (s == 0 && observer) observer->after_first(i, step);
     }
     if (observer) observer->node_done(i, steps);

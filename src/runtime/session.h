@@ -68,11 +68,9 @@ struct StreamPlan {
   // Per node, the settings it runs under (storage format and math); empty: the session's own. Values are
   // converted where a node's format differs from its producer's, as a mixed-precision model's Casts do.
   std::vector<ExecConfig> node_config;
-  // Initializers as nodes storing in a format read them, converted by the caller once for many runs;
-  // formats not listed read the session's own (FP32: the graph's initializers).
-  std::map<Format, const std::map<std::string, Tensor>*> initializers;
-  // FP8 per-tensor scaling (absmax recipes): a value converted into an FP8 format takes the scale of its own
-  // absmax, and a node's outputs are stored with `output_scale(node, output)` (1 when empty).
+  // FP8 per-tensor scaling (absmax recipes): a value converted into an FP8 format (initializers included)
+  // takes the scale of its own absmax, and a node's outputs are stored with `output_scale(node, output)` (1
+  // when empty).
   bool fp8_absmax_scaling = false;
   std::function<double(size_t node, size_t output)> output_scale;
   // Per node (empty: none), whether it computes in the stream's target format: such a node stores every
@@ -87,6 +85,9 @@ struct StreamStep {
   std::vector<const Tensor*> outputs;  // stored in the node's format (nullptr: not named)
   const ExecConfig* config = nullptr;
   const Backend* backend = nullptr;    // where it ran
+  // In streams after the first: the first stream's values as this node reads them, in its format (the
+  // audit's isolated run of the node); nullptr in the first stream.
+  const ScopeLookup* reference_as_read = nullptr;
   const ScopeLookup* scope = nullptr;  // every name the node can see, as it reads them
   double run_seconds = 0;              // the kernel (with its subgraphs)
   double convert_seconds = 0;          // bringing its inputs and outputs onto their formats
@@ -146,6 +147,11 @@ class Session : public SubgraphExecutor {
   // Values whose last reader is node `index`: free them after it ran.
   const std::vector<std::string>& release_after(size_t index) const { return release_after_[index]; }
   const ExecConfig& default_config() const { return config_; }
+  // The graph's initializers as nodes storing in `storage` read them (`narrow_doubles`: nodes computing in a
+  // target format, which read float64 values narrowed to its grid even where it stores as FP32, TF32;
+  // `fp8_absmax_scaling`: FP8 formats with each initializer's absmax scale): converted once and kept.
+  const std::map<std::string, Tensor>& initializers_in(Format storage, bool narrow_doubles = false,
+                                                      bool fp8_absmax_scaling = false) const;
   // Runs a control-flow node's subgraph through a session of its own per precision setting (the audit
   // runs several), made on first use and kept for later iterations and samples.
   TensorMap run_subgraph(const std::shared_ptr<const Graph>& graph, const TensorMap& feeds, const ExecConfig& config,
@@ -168,8 +174,9 @@ class Session : public SubgraphExecutor {
   std::vector<std::unique_ptr<OpKernel>> device_kernels_;  // per node, the requested backend's own (or null)
   mutable std::atomic<int64_t> uploads_{0}, downloads_{0}, bytes_uploaded_{0}, bytes_downloaded_{0};
   std::vector<ExecConfig> node_configs_;  // per node: its storage format and math settings
-  // Initializers converted once per storage format in use (FP32 nodes read the graph's own).
-  std::map<Format, std::map<std::string, Tensor>> initializers_by_format_;
+  // initializers_in's conversions, by (storage, narrow_doubles, fp8_absmax_scaling).
+  mutable std::mutex initializers_mutex_;
+  mutable std::map<std::tuple<Format, bool, bool>, std::map<std::string, Tensor>> initializers_in_;
   // For each node, the values whose last reader it is (freed right after it runs).
   std::vector<std::vector<std::string>> release_after_;
   // A run keeps its values in a vector: every name the graph defines (inputs, initializers, node outputs)
