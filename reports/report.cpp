@@ -202,9 +202,10 @@ json summary_json(const TargetSummary& s) {
           {"first_error_jump", s.first_error_jump.empty() ? json(nullptr) : json(s.first_error_jump)},
           {"culprits", s.culprits},
           {"keep_fp32", s.keep_fp32},
-          {"advice", {{"verified", s.advice.verified},
-                      {"rounds", s.advice.rounds},
-                      {"note", s.advice.note.empty() ? json(nullptr) : json(s.advice.note)}}},
+          {"advice",
+           {{"verified", s.advice.verified},
+            {"rounds", s.advice.rounds},
+            {"note", s.advice.note.empty() ? json(nullptr) : json(s.advice.note)}}},
           {"outputs", outputs}};
 }
 
@@ -237,6 +238,8 @@ json to_json(const Report& r) {
     node["index"] = n.index;
     node["name"] = n.name;
     node["op_type"] = n.op_type;
+    node["op_class"] = n.op_class.empty() ? json(nullptr) : json(n.op_class);
+    node["sums_in"] = n.sums_in.empty() ? json(nullptr) : json(n.sums_in);
     node["scope"] = n.scope.empty() ? json(nullptr) : json(n.scope);
     node["executions"] = n.executions;
     node["inputs"] = n.inputs;
@@ -284,7 +287,9 @@ namespace {
 // must not take it on trust).
 void require_every_target(const Report& r) {
   for (const std::string& fmt : r.config.targets) {
-    auto missing = [&](const std::string& where) { fail("malformed report: " + where + " has no '" + fmt + "' entry"); };
+    auto missing = [&](const std::string& where) {
+      fail("malformed report: " + where + " has no '" + fmt + "' entry");
+    };
     if (!r.summary.count(fmt)) missing("summary.targets");
     auto check_tensors = [&](const std::vector<TensorStats>& tensors, const std::string& where) {
       for (const TensorStats& t : tensors)
@@ -352,8 +357,9 @@ Report from_json(const json& j) {
         t.advice.note = advice.at("note").is_null() ? "" : advice.at("note").get<std::string>();
       }
       for (const json& o : s.at("outputs"))
-        t.outputs.push_back({o.at("name"), probes::number_from(o.at("max_abs_err")), probes::number_from(o.at("max_rel_err")),
-                             probes::number_from(o.at("cosine")), probes::number_from(o.at("sqnr_db"))});
+        t.outputs.push_back({o.at("name"), probes::number_from(o.at("max_abs_err")),
+                             probes::number_from(o.at("max_rel_err")), probes::number_from(o.at("cosine")),
+                             probes::number_from(o.at("sqnr_db"))});
       r.summary[fmt] = std::move(t);
     }
     if (j.contains("placement")) {
@@ -366,6 +372,8 @@ Report from_json(const json& j) {
       node.index = n.at("index");
       node.name = n.at("name");
       node.op_type = n.at("op_type");
+      if (n.contains("op_class") && !n.at("op_class").is_null()) node.op_class = n.at("op_class");
+      if (n.contains("sums_in") && !n.at("sums_in").is_null()) node.sums_in = n.at("sums_in");
       node.scope = n.at("scope").is_null() ? "" : n.at("scope").get<std::string>();
       node.executions = n.at("executions");
       node.inputs = n.at("inputs").get<std::vector<std::string>>();
@@ -497,8 +505,10 @@ void Report::merge(const Report& o) {
   require(nodes.size() == o.nodes.size(), "reports differ in node count");
   config.sample_ranges = join_sample_ranges(config.sample_ranges, o.config.sample_ranges);
   // Graph inputs are measured with every sample: a report of none has no entries yet.
-  if (inputs.empty()) inputs = o.inputs;
-  else if (!o.inputs.empty()) merge_tensors(inputs, o.inputs, "the graph inputs");
+  if (inputs.empty())
+    inputs = o.inputs;
+  else if (!o.inputs.empty())
+    merge_tensors(inputs, o.inputs, "the graph inputs");
   config.samples += o.config.samples;
   config.shard = config.samples == config.total_samples ? "" : "partial";
   transfers.uploads += o.transfers.uploads;
@@ -512,6 +522,10 @@ void Report::merge(const Report& o) {
     a.time_ms_total += b.time_ms_total;
     a.executions += b.executions;
     a.fallbacks.insert(b.fallbacks.begin(), b.fallbacks.end());
+    if (a.op_class.empty()) {  // a report of schema 1 or 2 merged with a newer one
+      a.op_class = b.op_class;
+      a.sums_in = b.sums_in;
+    }
     // A node inside a branch or loop may have run on one report's samples only.
     if (b.tensors.empty()) continue;
     if (a.tensors.empty()) {

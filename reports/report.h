@@ -27,13 +27,15 @@ Verdict parse_verdict(const std::string& s);
 
 // Thresholds that turn statistics into verdicts (defaults documented in README "Verdicts").
 struct Thresholds {
-  double underflow_warn_frac = 0.01;    // share of nonzero reference values flushed to zero
+  double underflow_warn_frac = 0.01;  // share of nonzero reference values flushed to zero
   double underflow_unsafe_frac = 0.25;
   double weight_underflow_warn_frac = 0.01;
   double weight_underflow_unsafe_frac = 0.5;
   // Isolated SQNR below which a node loses precision, per target format (dB).
-  std::map<std::string, double> sqnr_warn_db = {{"fp16", 40}, {"bf16", 25}, {"tf32", 40}, {"fp8e4m3", 15}, {"fp8e5m2", 10}};
-  std::map<std::string, double> sqnr_unsafe_db = {{"fp16", 20}, {"bf16", 12}, {"tf32", 20}, {"fp8e4m3", 8}, {"fp8e5m2", 5}};
+  std::map<std::string, double> sqnr_warn_db = {
+      {"fp16", 40}, {"bf16", 25}, {"tf32", 40}, {"fp8e4m3", 15}, {"fp8e5m2", 10}};
+  std::map<std::string, double> sqnr_unsafe_db = {
+      {"fp16", 20}, {"bf16", 12}, {"tf32", 20}, {"fp8e4m3", 8}, {"fp8e5m2", 5}};
   double jump_db = 20;  // a propagated-SQNR drop this large below a node's inputs marks an error jump
   // precision_loss needs the node itself to lose this much SQNR beyond its inputs' storage (3 dB = it at
   // least doubles the error energy it was fed).
@@ -49,15 +51,15 @@ struct Config {
   int64_t samples = 0;        // samples audited (in this shard)
   int64_t total_samples = 0;  // samples in the whole set
   uint64_t seed = 0;
-  std::string shard;          // "K/N", "partial" (a merge short of the whole set) or "" for the whole set
+  std::string shard;  // "K/N", "partial" (a merge short of the whole set) or "" for the whole set
   // The samples held, as sorted, disjoint, non-adjacent [first, last) index ranges: a merge refuses
   // reports that hold a sample twice.
   std::vector<std::pair<int64_t, int64_t>> sample_ranges;
   std::string accumulation = "fp32";
   bool tf32 = false;
   std::string profile = "generic";
-  std::string fp8_scaling = "none";  // "absmax": per-tensor scales from the reference
-  std::string inputs;         // how inputs were made ("random normal", a folder, files)
+  std::string fp8_scaling = "none";    // "absmax": per-tensor scales from the reference
+  std::string inputs;                  // how inputs were made ("random normal", a folder, files)
   std::vector<std::string> keep_fp32;  // top-level nodes the target runs computed in fp32 (sorted)
   bool timing = false;
   std::string backend = "cpu";  // the backend asked for (--device); nodes it could not run fell back to the CPU
@@ -88,7 +90,7 @@ struct Consequence {
 };
 
 struct TensorTarget {
-  probes::FormatFit fit;              // reference values against the format
+  probes::FormatFit fit;  // reference values against the format
   probes::ExpHistogram propagated_hist;
   probes::Divergence propagated, isolated;
   // The reference output merely stored in the format (what a consumer's isolated run is fed): the
@@ -143,6 +145,10 @@ struct NodeStats {
   // Nodes inside control-flow subgraphs precede their owner (which completes after them), named by path:
   // "Loop_0/body/If_3/then/Conv_1" has scope "Loop_0/body/If_3/then"; top-level nodes have an empty scope.
   std::string name, op_type, scope;
+  // The op's precision class (ops/op.h PrecisionClass: "exact", "elementwise", "transcendental",
+  // "accumulating"; empty in reports of schema 1 and 2) and, for accumulating ops, where its sums run
+  // ("fp32", or "fp16" under --accumulate fp16 for GEMM-like ops; empty otherwise).
+  std::string op_class, sums_in;
   int64_t executions = 0;  // reference runs over samples (and loop iterations, inside a loop body)
   std::vector<std::string> inputs, outputs;
   std::vector<TensorStats> tensors;

@@ -61,10 +61,11 @@ void exponent_histogram(const char* id, const ExpHistogram& reference, const Exp
   // Bars: one per power of two; reference as wide translucent bars, propagated as narrow ones on top.
   int64_t max_count = 1;
   for (int b = ExpHistogram::kFirstPow; b < ExpHistogram::kAbove; ++b)
-    max_count = std::max({max_count, reference.counts[static_cast<size_t>(b)], propagated.counts[static_cast<size_t>(b)]});
+    max_count =
+        std::max({max_count, reference.counts[static_cast<size_t>(b)], propagated.counts[static_cast<size_t>(b)]});
   const auto height_of = [&](int64_t count) {
-    const double share = log_counts ? std::log1p(double(count)) / std::log1p(double(max_count))
-                                    : double(count) / double(max_count);
+    const double share =
+        log_counts ? std::log1p(double(count)) / std::log1p(double(max_count)) : double(count) / double(max_count);
     return static_cast<float>(share) * (plot_max.y - plot_min.y);
   };
   for (int b = ExpHistogram::kFirstPow; b < ExpHistogram::kAbove; ++b) {
@@ -73,23 +74,28 @@ void exponent_histogram(const char* id, const ExpHistogram& reference, const Exp
     if (const int64_t n = reference.counts[static_cast<size_t>(b)])
       draw->AddRectFilled(ImVec2(x0, plot_max.y - height_of(n)), ImVec2(x1, plot_max.y), kReferenceBarColor);
     if (const int64_t n = propagated.counts[static_cast<size_t>(b)])
-      draw->AddRectFilled(ImVec2(x0 + inset, plot_max.y - height_of(n)), ImVec2(x1 - inset, plot_max.y), kPropagatedBarColor);
+      draw->AddRectFilled(ImVec2(x0 + inset, plot_max.y - height_of(n)), ImVec2(x1 - inset, plot_max.y),
+                          kPropagatedBarColor);
   }
   for (int exponent = kAxisMin; exponent <= kAxisMax; exponent += 10) {
     const std::string label = "2^" + std::to_string(exponent);
     const float x = std::min(x_of(exponent), plot_max.x - ImGui::CalcTextSize(label.c_str()).x);
-    draw->AddLine(ImVec2(x_of(exponent), plot_max.y), ImVec2(x_of(exponent), plot_max.y + 3), IM_COL32(160, 160, 160, 255));
+    draw->AddLine(ImVec2(x_of(exponent), plot_max.y), ImVec2(x_of(exponent), plot_max.y + 3),
+                  IM_COL32(160, 160, 160, 255));
     draw->AddText(ImVec2(x, plot_max.y + 2), IM_COL32(160, 160, 160, 255), label.c_str());
   }
 
   if (hovered) {
     const float t = (ImGui::GetIO().MousePos.x - plot_min.x) / std::max(plot_max.x - plot_min.x, 1.0f);
-    const int exponent = std::clamp(kAxisMin + static_cast<int>(std::floor(t * (kAxisMax - kAxisMin))), kAxisMin, kAxisMax - 1);
+    const int exponent =
+        std::clamp(kAxisMin + static_cast<int>(std::floor(t * (kAxisMax - kAxisMin))), kAxisMin, kAxisMax - 1);
     const size_t bin = static_cast<size_t>(ExpHistogram::kFirstPow + exponent - ExpHistogram::kMinExp);
     ImGui::SetTooltip("2^%d <= |x| < 2^%d\nreference  %lld\npropagated %lld", exponent, exponent + 1,
                       static_cast<long long>(reference.counts[bin]), static_cast<long long>(propagated.counts[bin]));
   }
-  const auto count = [](const ExpHistogram& h, int bin) { return static_cast<long long>(h.counts[static_cast<size_t>(bin)]); };
+  const auto count = [](const ExpHistogram& h, int bin) {
+    return static_cast<long long>(h.counts[static_cast<size_t>(bin)]);
+  };
   ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kReferenceBarColor), "reference");
   ImGui::SameLine();
   ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kPropagatedBarColor), "propagated");
@@ -104,7 +110,8 @@ void exponent_histogram(const char* id, const ExpHistogram& reference, const Exp
 
 // [SECTION] Tables
 
-constexpr ImGuiTableFlags kTableFlags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_SizingFixedFit;
+constexpr ImGuiTableFlags kTableFlags =
+    ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_SizingFixedFit;
 
 void table_row(const char* label, std::initializer_list<std::string> cells) {
   ImGui::TableNextRow();
@@ -151,11 +158,14 @@ void consequence_lines(const ReportModel& model, DashboardSelection& selection, 
     for (const std::string& name : names) {
       ImGui::SameLine();
       const int index = model.node_index(name);
-      if (index >= 0) node_link(model, selection, index);
-      else ImGui::TextUnformatted(name.c_str());  // a graph input
+      if (index >= 0)
+        node_link(model, selection, index);
+      else
+        ImGui::TextUnformatted(name.c_str());  // a graph input
     }
   };
-  links("NaN first appears at:", node_target.harm_at.empty() ? std::vector<std::string>{} : std::vector<std::string>{node_target.harm_at});
+  links("NaN first appears at:",
+        node_target.harm_at.empty() ? std::vector<std::string>{} : std::vector<std::string>{node_target.harm_at});
   links("root of its NaN:", node_target.roots);
 }
 
@@ -165,9 +175,11 @@ void reference_stats_table(const probes::RangeProbe& range, const probes::Format
   table_row("min", {format_number(range.min), "max", format_number(range.max)});
   table_row("mean", {format_number(range.mean()), "std", format_number(range.std_dev())});
   table_row("zeros", {count_text(range.zeros), "count", count_text(range.count)});
-  table_row("NaN", {count_text(range.nan), "+Inf / -Inf", count_text(range.pos_inf) + " / " + count_text(range.neg_inf)});
-  table_row("overflow", {count_text(fit.overflow), "headroom",
-                         format ? format_number(report::headroom_bits(config, *format, range.absmax()), "%.1f bits") : "-"});
+  table_row("NaN",
+            {count_text(range.nan), "+Inf / -Inf", count_text(range.pos_inf) + " / " + count_text(range.neg_inf)});
+  table_row("overflow",
+            {count_text(fit.overflow), "headroom",
+             format ? format_number(report::headroom_bits(config, *format, range.absmax()), "%.1f bits") : "-"});
   table_row("flush to 0", {count_text(fit.flush_to_zero) + " (" + count_text(fit.significant_flush) + " significant)",
                            "subnormal", count_text(fit.subnormal)});
   ImGui::EndTable();
@@ -207,8 +219,9 @@ void weights_table(const report::NodeStats& node, const std::string& target) {
   for (const report::WeightStats& w : node.weights) {
     const auto fit = w.targets.find(target);
     if (fit == w.targets.end()) continue;
-    table_row(w.name.c_str(), {count_text(w.count), count_text(fit->second.overflow), count_text(fit->second.flush_to_zero),
-                               count_text(fit->second.significant_flush), count_text(fit->second.subnormal)});
+    table_row(w.name.c_str(),
+              {count_text(w.count), count_text(fit->second.overflow), count_text(fit->second.flush_to_zero),
+               count_text(fit->second.significant_flush), count_text(fit->second.subnormal)});
   }
   ImGui::EndTable();
 }
@@ -259,6 +272,13 @@ void NodeInspectorPanel::Draw(const ReportModel& model, DashboardSelection& sele
   ImGui::Text("#%d %s", selection.node, node.name.c_str());
   ImGui::SameLine();
   ImGui::TextDisabled("(%s)", node.op_type.c_str());
+  if (!node.op_class.empty()) {
+    ImGui::SameLine();
+    if (node.sums_in.empty())
+      ImGui::TextDisabled("%s", node.op_class.c_str());
+    else
+      ImGui::TextDisabled("%s, sums in %s", node.op_class.c_str(), node.sums_in.c_str());
+  }
   if (!node.scope.empty()) {
     ImGui::SameLine();
     ImGui::TextDisabled("inside");

@@ -110,7 +110,7 @@ bool only_moves_values(const Node& node) {
 // (worth_tracing): the reference's format fit per target, taken in the first target's pass, and the
 // non-finite values of each target's isolated run.
 struct TraceCues {
-  std::vector<std::vector<probes::FormatFit>> fits;     // [output][target]
+  std::vector<std::vector<probes::FormatFit>> fits;      // [output][target]
   std::vector<std::vector<int64_t>> isolated_nonfinite;  // [output][target]
   TraceCues(size_t outputs, size_t targets)
       : fits(outputs, std::vector<probes::FormatFit>(targets)),
@@ -155,7 +155,8 @@ struct Auditor::Impl {
 
   Impl(std::shared_ptr<const Graph> g, AuditOptions o)
       : graph(std::move(g)), options(std::move(o)), session(graph, session_options(options)) {
-    require(options.reference == Format::FP32 || options.reference == Format::FP64, "the reference must be fp32 or fp64");
+    require(options.reference == Format::FP32 || options.reference == Format::FP64,
+            "the reference must be fp32 or fp64");
     require(!options.targets.empty(), "no target format to audit");
     reference_config = config_for(options.reference, Accumulation::FP32, RuntimeProfile::Generic, options.threads);
     fp32_config = session.default_config();
@@ -262,6 +263,11 @@ struct Auditor::Impl {
     stats.name = path;
     stats.scope = scope;
     stats.op_type = node.domain.empty() ? node.op_type : node.domain + "." + node.op_type;
+    const OpTraits& traits = traits_of(node);
+    stats.op_class = precision_class_name(traits.precision);
+    if (traits.sums_in == SumsIn::Fp32) stats.sums_in = "fp32";
+    if (traits.sums_in == SumsIn::GemmSetting)
+      stats.sums_in = options.accumulation == Accumulation::FP16 ? "fp16" : "fp32";
     stats.inputs = node.inputs;
     stats.outputs = node.outputs;
     for (const auto& name : node.inputs) {
@@ -345,7 +351,8 @@ struct Auditor::Impl {
     }
     for (size_t k = 0; k < f.fits.size(); ++k) {
       const double scale = scale_for(k, f.range.absmax());
-      if (scale != 1) f.fits[k] = probes::FormatFit::of(ref, storage_format(options.targets[k]), scale);
+      if (scale != 1)
+        f.fits[k] = probes::FormatFit::of(ref, storage_format(options.targets[k]), scale);
       else if (f.fits[k].flush_to_zero > 0)
         f.fits[k].significant_flush =
             probes::FormatFit::count_significant_flushes(ref, storage_format(options.targets[k]), f.range.absmax());
@@ -395,8 +402,8 @@ struct Auditor::Impl {
 
   // Merges one sample's reference figures of output o into its statistics (and into `kept` and `cues`,
   // when not null).
-  void merge_reference(report::TensorStats& ts, const ReferenceFigures& figures, OutputFigures* kept,
-                       TraceCues* cues, size_t o) {
+  void merge_reference(report::TensorStats& ts, const ReferenceFigures& figures, OutputFigures* kept, TraceCues* cues,
+                       size_t o) {
     ts.range.merge(figures.range);
     ts.hist.merge(figures.hist);
     for (size_t k = 0; k < options.targets.size(); ++k) ts.targets[target_name(k)].fit.merge(figures.fits[k]);
@@ -512,7 +519,8 @@ struct Auditor::Impl {
    public:
     ReferenceWatch(Impl& audit, int64_t sample, bool kept) : audit_(audit), sample_(sample), kept_(kept) {}
     void node_done(const Session& inner, size_t index, const std::vector<const Tensor*>& inputs,
-                   const std::vector<const Tensor*>& outputs, const ExecConfig& config, const ScopeLookup& scope) override {
+                   const std::vector<const Tensor*>& outputs, const ExecConfig& config,
+                   const ScopeLookup& scope) override {
       ScopedSeconds watching(seconds);
       audit_.note_placement(audit_.nodes[audit_.inner_slot.at(&inner.graph().nodes[index])], inner, index, config,
                             "reference");
@@ -566,7 +574,8 @@ struct Auditor::Impl {
         const Tensor* ref = scope(name);
         if (!ref) return nullptr;
         const auto& outer = reference_initializers();
-        if (auto init = outer.find(name); init != outer.end() && &init->second == ref) return &target_initializers(k).at(name);
+        if (auto init = outer.find(name); init != outer.end() && &init->second == ref)
+          return &target_initializers(k).at(name);
         const auto& own = inner.initializers_in(reference_config.storage);
         if (auto init = own.find(name); init != own.end() && &init->second == ref)
           return &inner.initializers_in(target_configs[k].storage, true, scaled(k)).at(name);
@@ -599,9 +608,11 @@ struct Auditor::Impl {
       // An input backed by an initializer need not be fed: then the initializer is its value.
       auto f = feeds.find(in.name);
       auto init = reference_initializers().find(in.name);
-      fed.push_back(f != feeds.end() ? (options.reference == Format::FP64 ? host_backend().convert(f->second, Format::FP64, 1) : f->second)
-                    : init != reference_initializers().end() ? init->second
-                                                             : Tensor());
+      fed.push_back(
+          f != feeds.end()
+              ? (options.reference == Format::FP64 ? host_backend().convert(f->second, Format::FP64, 1) : f->second)
+          : init != reference_initializers().end() ? init->second
+                                                   : Tensor());
     }
     const std::vector<const Tensor*> ref_in = views_of(fed);
     ensure_tensor_stats(graph_inputs, names, ref_in);
@@ -612,7 +623,7 @@ struct Auditor::Impl {
       for (const std::string& name : names) {
         auto f = feeds.find(name);
         auto init = target_initializers(k).find(name);
-        converted.push_back(f != feeds.end() ? in_target_format(k, f->second)
+        converted.push_back(f != feeds.end()                       ? in_target_format(k, f->second)
                             : init != target_initializers(k).end() ? init->second
                                                                    : Tensor());
       }
@@ -621,7 +632,8 @@ struct Auditor::Impl {
                           &cues);
       // Nodes kept in fp32 read a graph input as given: its conversion is a deviation they do not see.
       for (size_t o = 0; o < names.size(); ++o)
-        if (graph_inputs.tensors[o].measured && worth_tracing(cues.fits[o][k], cues.isolated_nonfinite[o][k], options.thresholds))
+        if (graph_inputs.tensors[o].measured &&
+            worth_tracing(cues.fits[o][k], cues.isolated_nonfinite[o][k], options.thresholds))
           start_trace(names[o], {ConsequenceTracer::Root::kGraphInput, o, k}, *read_in_format[o], *ref_in[o], true, -1);
     }
   }
@@ -632,7 +644,8 @@ struct Auditor::Impl {
                    const Tensor& reference, bool narrowed, int64_t producer) {
     ScopedSeconds tracing(time.consequences);
     const bool widen = options.reference == Format::FP64 && deviated.dtype() == DType::Float32;
-    tracer->start(value, root, widen ? host_backend().convert(deviated, Format::FP64, 1) : deviated, reference, narrowed, producer);
+    tracer->start(value, root, widen ? host_backend().convert(deviated, Format::FP64, 1) : deviated, reference,
+                  narrowed, producer);
   }
 
   // Starts tracing node i's outputs whose figures in target k call for it: each as the target run makes
@@ -655,7 +668,8 @@ struct Auditor::Impl {
   // Merges the sample's finished traces into the statistics of the values they started from.
   void merge_traces() {
     for (ConsequenceTracer::Finished& f : tracer->end_sample()) {
-      report::NodeStats& owner = f.root.slot == ConsequenceTracer::Root::kGraphInput ? graph_inputs : nodes[f.root.slot];
+      report::NodeStats& owner =
+          f.root.slot == ConsequenceTracer::Root::kGraphInput ? graph_inputs : nodes[f.root.slot];
       owner.tensors[f.root.output].targets[target_name(f.root.target)].consequence.merge(f.consequence);
     }
   }
@@ -724,9 +738,9 @@ struct Auditor::Impl {
       for (size_t k = 0; k < targets; ++k) {
         // The reference values stored in the target format, as the executor keeps them until their last reader.
         const IsolatedRun how = a.isolated_run(node, k, has_float, kept);
-        const std::vector<Tensor> iso_out = how == IsolatedRun::Run
-                                                ? a.run_isolated(a.session, i, k, *streams[1 + k].reference_as_read, absmax)
-                                                : std::vector<Tensor>{};
+        const std::vector<Tensor> iso_out =
+            how == IsolatedRun::Run ? a.run_isolated(a.session, i, k, *streams[1 + k].reference_as_read, absmax)
+                                    : std::vector<Tensor>{};
         a.measure_target_runs(stats, k, how, ref_view, absmax, iso_out, streams[1 + k].outputs, sample_, keep, reused,
                               &cues);
         a.trace_outputs(i, k, how, ref_view, iso_out, cues);
@@ -743,7 +757,7 @@ struct Auditor::Impl {
     int64_t sample_;
     const std::function<void(size_t)>& on_node_;
     std::unordered_map<std::string, OutputFigures> figures_;  // of values in figures_reused, until released
-    std::unique_ptr<ReferenceWatch> reference_watch_;  // the running node's, when it has subgraphs
+    std::unique_ptr<ReferenceWatch> reference_watch_;         // the running node's, when it has subgraphs
     std::unique_ptr<PropagatedWatch> target_watch_;
   };
 

@@ -6,26 +6,43 @@
 
 namespace mpa {
 
-template <> LeakyReluF make_functor<LeakyReluF>(const OpInit& init) { return {init.get_float("alpha", 0.01f)}; }
-template <> SwishF make_functor<SwishF>(const OpInit& init) { return {init.get_float("alpha", 1.0f)}; }
-template <> EluF make_functor<EluF>(const OpInit& init) { return {init.get_float("alpha", 1.0f)}; }
-template <> SeluF make_functor<SeluF>(const OpInit& init) {
+template <>
+LeakyReluF make_functor<LeakyReluF>(const OpInit& init) {
+  return {init.get_float("alpha", 0.01f)};
+}
+template <>
+SwishF make_functor<SwishF>(const OpInit& init) {
+  return {init.get_float("alpha", 1.0f)};
+}
+template <>
+EluF make_functor<EluF>(const OpInit& init) {
+  return {init.get_float("alpha", 1.0f)};
+}
+template <>
+SeluF make_functor<SeluF>(const OpInit& init) {
   const SeluF defaults;
   return {init.get_float("alpha", defaults.alpha), init.get_float("gamma", defaults.gamma)};
 }
-template <> CeluF make_functor<CeluF>(const OpInit& init) {
+template <>
+CeluF make_functor<CeluF>(const OpInit& init) {
   const float alpha = init.get_float("alpha", 1.0f);
   if (!(alpha != 0.0f)) fail(init.node().label() + ": alpha must not be 0");
   return {alpha};
 }
-template <> ThresholdedReluF make_functor<ThresholdedReluF>(const OpInit& init) { return {init.get_float("alpha", 1.0f)}; }
-template <> HardSigmoidF make_functor<HardSigmoidF>(const OpInit& init) {
+template <>
+ThresholdedReluF make_functor<ThresholdedReluF>(const OpInit& init) {
+  return {init.get_float("alpha", 1.0f)};
+}
+template <>
+HardSigmoidF make_functor<HardSigmoidF>(const OpInit& init) {
   return {init.get_float("alpha", 0.2f), init.get_float("beta", 0.5f)};
 }
-template <> ShrinkF make_functor<ShrinkF>(const OpInit& init) {
+template <>
+ShrinkF make_functor<ShrinkF>(const OpInit& init) {
   return {init.get_float("lambd", 0.5f), init.get_float("bias", 0.0f)};
 }
-template <> GeluF make_functor<GeluF>(const OpInit& init) {
+template <>
+GeluF make_functor<GeluF>(const OpInit& init) {
   const std::string approximate = init.get_string("approximate", "none");
   if (!(approximate == "none" || approximate == "tanh"))
     fail(init.node().label() + ": approximate must be 'none' or 'tanh', got '" + approximate + "'");
@@ -50,7 +67,8 @@ struct OrtCudaHalfTanhGeluF {
 // Gelu: the shared functor, or the ORT rule above.
 class GeluOp : public OpKernel {
  public:
-  explicit GeluOp(const OpInit& init) : generic_(init), tanh_approximation_(make_functor<GeluF>(init).tanh_approximation) {}
+  explicit GeluOp(const OpInit& init)
+      : generic_(init), tanh_approximation_(make_functor<GeluF>(init).tanh_approximation) {}
   void compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     if (!tanh_approximation_ || !ort_cuda_fp16_rules(ctx.config(), x.dtype())) return generic_.compute(ctx);
@@ -85,39 +103,39 @@ using ThresholdedReluOp = UnaryOp<ThresholdedReluF, TypeSet::Float>;
 using ShrinkOp = UnaryOp<ShrinkF, TypeSet::Numeric>;
 using PReluOp = BinaryOp<PReluF, BinaryTraits{.types = TypeSet::Numeric}>;
 
-MPA_OP_TRAITS("", "Relu", {.rounding_commutes = true});
+MPA_OP_TRAITS("", "Relu", {.rounding_commutes = true, .precision = PrecisionClass::Exact});
 MPA_REGISTER_OP("", "Relu", ReluOp, 1, 6, 13, 14);
-MPA_OP_TRAITS("", "LeakyRelu", {});
+MPA_OP_TRAITS("", "LeakyRelu", {.precision = PrecisionClass::Elementwise});
 MPA_REGISTER_OP("", "LeakyRelu", LeakyReluOp, 1, 6, 16);
-MPA_OP_TRAITS("", "Elu", {});
+MPA_OP_TRAITS("", "Elu", {.precision = PrecisionClass::Transcendental});
 MPA_REGISTER_OP("", "Elu", EluOp, 1, 6, 22);
-MPA_OP_TRAITS("", "Selu", {});
+MPA_OP_TRAITS("", "Selu", {.precision = PrecisionClass::Transcendental});
 MPA_REGISTER_OP("", "Selu", SeluOp, 1, 6, 22);
-MPA_OP_TRAITS("", "Celu", {});
+MPA_OP_TRAITS("", "Celu", {.precision = PrecisionClass::Transcendental});
 MPA_REGISTER_OP("", "Celu", CeluOp, 12);
-MPA_OP_TRAITS("", "Sigmoid", {});
+MPA_OP_TRAITS("", "Sigmoid", {.precision = PrecisionClass::Transcendental});
 MPA_REGISTER_OP("", "Sigmoid", SigmoidOp, 1, 6, 13);
-MPA_OP_TRAITS("", "Swish", {});
+MPA_OP_TRAITS("", "Swish", {.precision = PrecisionClass::Transcendental});
 MPA_REGISTER_OP("", "Swish", SwishOp, 24);
-MPA_OP_TRAITS("", "HardSigmoid", {});
+MPA_OP_TRAITS("", "HardSigmoid", {.precision = PrecisionClass::Elementwise});
 MPA_REGISTER_OP("", "HardSigmoid", HardSigmoidOp, 1, 6, 22);
-MPA_OP_TRAITS("", "HardSwish", {});
+MPA_OP_TRAITS("", "HardSwish", {.precision = PrecisionClass::Elementwise});
 MPA_REGISTER_OP("", "HardSwish", HardSwishOp, 14, 22);
-MPA_OP_TRAITS("", "Tanh", {});
+MPA_OP_TRAITS("", "Tanh", {.precision = PrecisionClass::Transcendental});
 MPA_REGISTER_OP("", "Tanh", TanhOp, 1, 6, 13);
-MPA_OP_TRAITS("", "Softplus", {});
+MPA_OP_TRAITS("", "Softplus", {.precision = PrecisionClass::Transcendental});
 MPA_REGISTER_OP("", "Softplus", SoftplusOp, 1, 22);
-MPA_OP_TRAITS("", "Softsign", {});
+MPA_OP_TRAITS("", "Softsign", {.precision = PrecisionClass::Elementwise});
 MPA_REGISTER_OP("", "Softsign", SoftsignOp, 1, 22);
-MPA_OP_TRAITS("", "Gelu", {});
+MPA_OP_TRAITS("", "Gelu", {.precision = PrecisionClass::Transcendental});
 MPA_REGISTER_OP("", "Gelu", GeluOp, 20);
-MPA_OP_TRAITS("", "Mish", {});
+MPA_OP_TRAITS("", "Mish", {.precision = PrecisionClass::Transcendental});
 MPA_REGISTER_OP("", "Mish", MishOp, 18, 22);
-MPA_OP_TRAITS("", "ThresholdedRelu", {});
+MPA_OP_TRAITS("", "ThresholdedRelu", {.precision = PrecisionClass::Exact});
 MPA_REGISTER_OP("", "ThresholdedRelu", ThresholdedReluOp, 10, 22);
-MPA_OP_TRAITS("", "Shrink", {});
+MPA_OP_TRAITS("", "Shrink", {.precision = PrecisionClass::Elementwise});
 MPA_REGISTER_OP("", "Shrink", ShrinkOp, 9);
-MPA_OP_TRAITS("", "PRelu", {});
+MPA_OP_TRAITS("", "PRelu", {.precision = PrecisionClass::Elementwise});
 MPA_REGISTER_OP("", "PRelu", PReluOp, 1, 6, 7, 9, 16);
 
 }  // namespace mpa

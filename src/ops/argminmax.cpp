@@ -8,7 +8,8 @@
 namespace mpa {
 namespace {
 
-template <bool kMax> class ArgOp : public OpKernel {
+template <bool kMax>
+class ArgOp : public OpKernel {
  public:
   explicit ArgOp(const OpInit& init)
       : axis_(init.get_int("axis", 0)),
@@ -22,8 +23,10 @@ template <bool kMax> class ArgOp : public OpKernel {
     const AxisSplit s = split_at_axis(x.shape(), axis);
     Shape out_shape;
     for (int64_t i = 0; i < x.rank(); ++i) {
-      if (i != axis) out_shape.push_back(x.dim(static_cast<int>(i)));
-      else if (keepdims_) out_shape.push_back(1);
+      if (i != axis)
+        out_shape.push_back(x.dim(static_cast<int>(i)));
+      else if (keepdims_)
+        out_shape.push_back(1);
     }
     Tensor& y = ctx.allocate_output(0, DType::Int64, out_shape);
     const int64_t rows = s.outer * s.inner;
@@ -53,9 +56,9 @@ using ArgMinKernel = ArgOp<false>;
 
 }  // namespace
 
-MPA_OP_TRAITS("", "ArgMax", {});
+MPA_OP_TRAITS("", "ArgMax", {.precision = PrecisionClass::Exact});
 MPA_REGISTER_OP("", "ArgMax", ArgMaxKernel, 1, 11, 12, 13);
-MPA_OP_TRAITS("", "ArgMin", {});
+MPA_OP_TRAITS("", "ArgMin", {.precision = PrecisionClass::Exact});
 MPA_REGISTER_OP("", "ArgMin", ArgMinKernel, 1, 11, 12, 13);
 
 }  // namespace mpa

@@ -6,7 +6,6 @@
 // spatial=0 (opsets 1-7): statistics per activation, i.e. scale etc. of shape [C, D1...].
 #include "kernels/normalize.h"
 #include "kernels/reduce.h"
-
 #include "ops/normalize.h"
 #include "ops/op.h"
 #include "ops/reduce.h"
@@ -92,7 +91,7 @@ class BatchNormalizationOp : public OpKernel {
 
 }  // namespace
 
-MPA_OP_TRAITS("", "BatchNormalization", {});
+MPA_OP_TRAITS("", "BatchNormalization", {.precision = PrecisionClass::Elementwise});
 MPA_REGISTER_OP("", "BatchNormalization", BatchNormalizationOp, 1, 6, 7, 9, 14, 15);
 
 }  // namespace mpa

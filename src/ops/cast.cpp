@@ -1,9 +1,10 @@
 // Cast (target type from the 'to' attribute; a type name string in opset 1) and CastLike (target type
 // of the second input). Conversion rules: cast_value in src/kernels/cast.h. 'saturate' and 'round_mode'
 // only concern float8/float4 targets, which the runtime does not store (UnsupportedType).
+#include "kernels/cast.h"
+
 #include <map>
 
-#include "kernels/cast.h"
 #include "ops/elementwise.h"
 
 namespace mpa {
@@ -13,8 +14,8 @@ namespace {
 // Opset 1 names the target type by its TensorProto.DataType name.
 int32_t type_from_name(const Node& node, const std::string& name) {
   static const std::map<std::string, int32_t> ids = {
-      {"FLOAT", 1},  {"UINT8", 2},  {"INT8", 3},     {"UINT16", 4},  {"INT16", 5},      {"INT32", 6},
-      {"INT64", 7},  {"STRING", 8}, {"BOOL", 9},     {"FLOAT16", 10}, {"DOUBLE", 11},   {"UINT32", 12},
+      {"FLOAT", 1},   {"UINT8", 2},      {"INT8", 3},        {"UINT16", 4},   {"INT16", 5},   {"INT32", 6},
+      {"INT64", 7},   {"STRING", 8},     {"BOOL", 9},        {"FLOAT16", 10}, {"DOUBLE", 11}, {"UINT32", 12},
       {"UINT64", 13}, {"COMPLEX64", 14}, {"COMPLEX128", 15}, {"BFLOAT16", 16}};
   auto it = ids.find(name);
   if (it == ids.end()) fail(node.label() + ": 'to' names an unknown type '" + name + "'");
@@ -50,7 +51,8 @@ class CastOp : public OpKernel {
  public:
   explicit CastOp(const OpInit& init) {
     const Attribute& to = init.require("to");
-    const int32_t id = to.kind == Attribute::Kind::String ? type_from_name(init.node(), to.s) : static_cast<int32_t>(to.i);
+    const int32_t id =
+        to.kind == Attribute::Kind::String ? type_from_name(init.node(), to.s) : static_cast<int32_t>(to.i);
     to_ = target_type(init.node(), id);
   }
   void compute(KernelContext& ctx) const override { cast_tensor(ctx, ctx.input(0), to_); }
@@ -65,9 +67,9 @@ class CastLikeOp : public OpKernel {
   void compute(KernelContext& ctx) const override { cast_tensor(ctx, ctx.input(0), ctx.input(1).dtype()); }
 };
 
-MPA_OP_TRAITS("", "Cast", {});
+MPA_OP_TRAITS("", "Cast", {.precision = PrecisionClass::Elementwise});
 MPA_REGISTER_OP("", "Cast", CastOp, 1, 6, 9, 13, 19, 21, 23, 24, 25);
-MPA_OP_TRAITS("", "CastLike", {});
+MPA_OP_TRAITS("", "CastLike", {.precision = PrecisionClass::Elementwise});
 MPA_REGISTER_OP("", "CastLike", CastLikeOp, 15, 19, 21, 23, 24, 25);
 
 }  // namespace mpa

@@ -35,15 +35,22 @@ class ClipOp : public OpKernel {
   }
 
  private:
-  template <class C> static C lowest() {
-    if constexpr (std::numeric_limits<C>::has_infinity) return -std::numeric_limits<C>::infinity();
-    else return std::numeric_limits<C>::lowest();
+  template <class C>
+  static C lowest() {
+    if constexpr (std::numeric_limits<C>::has_infinity)
+      return -std::numeric_limits<C>::infinity();
+    else
+      return std::numeric_limits<C>::lowest();
   }
-  template <class C> static C highest() {
-    if constexpr (std::numeric_limits<C>::has_infinity) return std::numeric_limits<C>::infinity();
-    else return std::numeric_limits<C>::max();
+  template <class C>
+  static C highest() {
+    if constexpr (std::numeric_limits<C>::has_infinity)
+      return std::numeric_limits<C>::infinity();
+    else
+      return std::numeric_limits<C>::max();
   }
-  template <class T> static compute_t<T> bound(const Node& node, const Tensor& t, const char* name) {
+  template <class T>
+  static compute_t<T> bound(const Node& node, const Tensor& t, const char* name) {
     if (!(t.dtype() == dtype_of<T>))
       fail(node.label() + ": '" + name + "' has element type " + dtype_name(t.dtype()) + ", the input has " +
            dtype_name(dtype_of<T>));
@@ -55,7 +62,7 @@ class ClipOp : public OpKernel {
   float min_attr_ = 0, max_attr_ = 0;
 };
 
-MPA_OP_TRAITS("", "Clip", {});
+MPA_OP_TRAITS("", "Clip", {.precision = PrecisionClass::Exact});
 MPA_REGISTER_OP("", "Clip", ClipOp, 1, 6, 11, 12, 13);
 
 }  // namespace mpa

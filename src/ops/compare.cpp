@@ -10,15 +10,15 @@ using LessOrEqualOp = BinaryOp<LessOrEqualF, BinaryTraits{.types = TypeSet::Nume
 using GreaterOp = BinaryOp<GreaterF, BinaryTraits{.types = TypeSet::Numeric, .bool_out = true}>;
 using GreaterOrEqualOp = BinaryOp<GreaterOrEqualF, BinaryTraits{.types = TypeSet::Numeric, .bool_out = true}>;
 
-MPA_OP_TRAITS("", "Equal", {});
+MPA_OP_TRAITS("", "Equal", {.precision = PrecisionClass::Exact});
 MPA_REGISTER_OP("", "Equal", EqualOp, 1, 7, 11, 13, 19);
-MPA_OP_TRAITS("", "Less", {});
+MPA_OP_TRAITS("", "Less", {.precision = PrecisionClass::Exact});
 MPA_REGISTER_OP("", "Less", LessOp, 1, 7, 9, 13);
-MPA_OP_TRAITS("", "LessOrEqual", {});
+MPA_OP_TRAITS("", "LessOrEqual", {.precision = PrecisionClass::Exact});
 MPA_REGISTER_OP("", "LessOrEqual", LessOrEqualOp, 12, 16);
-MPA_OP_TRAITS("", "Greater", {});
+MPA_OP_TRAITS("", "Greater", {.precision = PrecisionClass::Exact});
 MPA_REGISTER_OP("", "Greater", GreaterOp, 1, 7, 9, 13);
-MPA_OP_TRAITS("", "GreaterOrEqual", {});
+MPA_OP_TRAITS("", "GreaterOrEqual", {.precision = PrecisionClass::Exact});
 MPA_REGISTER_OP("", "GreaterOrEqual", GreaterOrEqualOp, 12, 16);
 
 }  // namespace mpa

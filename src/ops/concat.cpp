@@ -16,8 +16,10 @@ void copy_slab(Tensor& dst, const Tensor& src, int64_t axis, int64_t offset, boo
   const std::vector<int64_t> part_strides = contiguous_strides(part.shape());
   const int64_t slab_offset = offset * whole_strides[static_cast<size_t>(axis)];
   const size_t elem = dtype_size(src.dtype());
-  if (into_whole) copy_strided(element_ptr(dst, slab_offset), whole_strides, src.raw(), part_strides, part.shape(), elem);
-  else copy_strided(dst.raw(), part_strides, element_ptr(src, slab_offset), whole_strides, part.shape(), elem);
+  if (into_whole)
+    copy_strided(element_ptr(dst, slab_offset), whole_strides, src.raw(), part_strides, part.shape(), elem);
+  else
+    copy_strided(dst.raw(), part_strides, element_ptr(src, slab_offset), whole_strides, part.shape(), elem);
 }
 
 }  // namespace
@@ -39,10 +41,12 @@ class ConcatOp : public OpKernel {
     for (size_t i = 0; i < n; ++i) {
       const Tensor& t = ctx.input(i);
       bool ok = t.rank() == first.rank();
-      for (int64_t d = 0; ok && d < first.rank(); ++d) ok = d == axis || t.dim(static_cast<int>(d)) == first.dim(static_cast<int>(d));
+      for (int64_t d = 0; ok && d < first.rank(); ++d)
+        ok = d == axis || t.dim(static_cast<int>(d)) == first.dim(static_cast<int>(d));
       if (!ok)
         fail(node.label() + ": input " + std::to_string(i) + " has shape " + shape_str(t.shape()) +
-             ", incompatible with input 0 " + shape_str(first.shape()) + " for concatenation on axis " + std::to_string(axis));
+             ", incompatible with input 0 " + shape_str(first.shape()) + " for concatenation on axis " +
+             std::to_string(axis));
       out_shape[static_cast<size_t>(axis)] += t.dim(static_cast<int>(axis));
     }
     Tensor& out = allocate_checked(ctx, 0, first.dtype(), out_shape);
@@ -56,7 +60,7 @@ class ConcatOp : public OpKernel {
  private:
   int64_t axis_;
 };
-MPA_OP_TRAITS("", "Concat", {.rounding_commutes = true});
+MPA_OP_TRAITS("", "Concat", {.rounding_commutes = true, .precision = PrecisionClass::Exact});
 MPA_REGISTER_OP("", "Concat", ConcatOp, 1, 4, 11, 13);
 
 // The part sizes come from (by opset): opset 1 the optional input 1 or attribute `split`; 2 and 11 the
@@ -78,12 +82,14 @@ class SplitOp : public OpKernel {
     const int64_t n = static_cast<int64_t>(ctx.num_outputs());
     std::vector<int64_t> split;
     const bool input_form = opset_ == 1 || opset_ >= 13;
-    if (input_form && ctx.has_input(1)) split = index_values(node, ctx.input(1));
-    else if (opset_ < 13) split = split_attr_;
+    if (input_form && ctx.has_input(1))
+      split = index_values(node, ctx.input(1));
+    else if (opset_ < 13)
+      split = split_attr_;
     if (!split.empty()) {
       if (static_cast<int64_t>(split.size()) != n)
-        fail(node.label() + ": split has " + std::to_string(split.size()) + " parts but the node has " + std::to_string(n) +
-             " outputs");
+        fail(node.label() + ": split has " + std::to_string(split.size()) + " parts but the node has " +
+             std::to_string(n) + " outputs");
       for (int64_t s : split)
         if (s < 0) fail(node.label() + ": split " + shape_str(split) + " has a negative part");
       if (std::accumulate(split.begin(), split.end(), int64_t{0}) != dim)
@@ -94,7 +100,8 @@ class SplitOp : public OpKernel {
              std::to_string(n) + " outputs");
       const int64_t chunk = (dim + n - 1) / n;
       if (chunk * (n - 1) > dim)
-        fail(node.label() + ": cannot split an axis of size " + std::to_string(dim) + " into " + std::to_string(n) + " parts");
+        fail(node.label() + ": cannot split an axis of size " + std::to_string(dim) + " into " + std::to_string(n) +
+             " parts");
       split.assign(static_cast<size_t>(n), chunk);
       split.back() = dim - chunk * (n - 1);
     } else {
@@ -118,7 +125,7 @@ class SplitOp : public OpKernel {
   std::vector<int64_t> split_attr_;
   int64_t num_outputs_attr_;
 };
-MPA_OP_TRAITS("", "Split", {.rounding_commutes = true});
+MPA_OP_TRAITS("", "Split", {.rounding_commutes = true, .precision = PrecisionClass::Exact});
 MPA_REGISTER_OP("", "Split", SplitOp, 1, 2, 11, 13, 18);
 
 }  // namespace mpa

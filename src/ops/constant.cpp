@@ -35,7 +35,7 @@ class ConstantOp : public OpKernel {
  private:
   Tensor value_;
 };
-MPA_OP_TRAITS("", "Constant", {});
+MPA_OP_TRAITS("", "Constant", {.precision = PrecisionClass::Exact});
 MPA_REGISTER_OP("", "Constant", ConstantOp, 1, 9, 11, 12, 13, 19, 21, 23, 24, 25);
 
 class ConstantOfShapeOp : public OpKernel {
@@ -54,7 +54,7 @@ class ConstantOfShapeOp : public OpKernel {
  private:
   Tensor value_;
 };
-MPA_OP_TRAITS("", "ConstantOfShape", {});
+MPA_OP_TRAITS("", "ConstantOfShape", {.precision = PrecisionClass::Exact});
 MPA_REGISTER_OP("", "ConstantOfShape", ConstantOfShapeOp, 9, 20, 21, 23, 24, 25);
 
 }  // namespace mpa

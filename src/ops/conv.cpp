@@ -23,30 +23,31 @@ __attribute__((optimize("no-tree-loop-distribute-patterns"))) void im2col_2d(con
   const int64_t H = g.in[0], W = g.in[1], OW = g.out[1], KH = g.kernel[0], KW = g.kernel[1];
   const int64_t sh = g.stride[0], sw = g.stride[1], dh = g.dilation[0], dw = g.dilation[1];
   const int64_t band = (row_end - row_begin) * OW;
-  cpu::parallel_for(channels * KH * KW, std::max<int64_t>(1, 4096 / std::max<int64_t>(band, 1)), [&](int64_t begin, int64_t end) {
-    for (int64_t r = begin; r < end; ++r) {
-      const int64_t c = r / (KH * KW), ky = (r / KW) % KH, kx = r % KW;
-      const int64_t shift = kx * dw - g.pad_begin[1];
-      const int64_t lo = std::min(OW, shift >= 0 ? int64_t{0} : (-shift + sw - 1) / sw);
-      const int64_t hi = std::max(lo, std::min(OW, W - 1 - shift < 0 ? int64_t{0} : (W - 1 - shift) / sw + 1));
-      Acc* dst = col + r * band;
-      for (int64_t oy = row_begin; oy < row_end; ++oy, dst += OW) {
-        const int64_t iy = oy * sh - g.pad_begin[0] + ky * dh;
-        if (iy < 0 || iy >= H) {
-          for (int64_t ox = 0; ox < OW; ++ox) dst[ox] = Acc(0);
-          continue;
+  cpu::parallel_for(
+      channels * KH * KW, std::max<int64_t>(1, 4096 / std::max<int64_t>(band, 1)), [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r) {
+          const int64_t c = r / (KH * KW), ky = (r / KW) % KH, kx = r % KW;
+          const int64_t shift = kx * dw - g.pad_begin[1];
+          const int64_t lo = std::min(OW, shift >= 0 ? int64_t{0} : (-shift + sw - 1) / sw);
+          const int64_t hi = std::max(lo, std::min(OW, W - 1 - shift < 0 ? int64_t{0} : (W - 1 - shift) / sw + 1));
+          Acc* dst = col + r * band;
+          for (int64_t oy = row_begin; oy < row_end; ++oy, dst += OW) {
+            const int64_t iy = oy * sh - g.pad_begin[0] + ky * dh;
+            if (iy < 0 || iy >= H) {
+              for (int64_t ox = 0; ox < OW; ++ox) dst[ox] = Acc(0);
+              continue;
+            }
+            const Acc* src = x + (c * H + iy) * W + shift;
+            for (int64_t ox = 0; ox < lo; ++ox) dst[ox] = Acc(0);
+            if (sw == 1) {
+              for (int64_t ox = lo; ox < hi; ++ox) dst[ox] = src[ox];
+            } else {
+              for (int64_t ox = lo; ox < hi; ++ox) dst[ox] = src[ox * sw];
+            }
+            for (int64_t ox = hi; ox < OW; ++ox) dst[ox] = Acc(0);
+          }
         }
-        const Acc* src = x + (c * H + iy) * W + shift;
-        for (int64_t ox = 0; ox < lo; ++ox) dst[ox] = Acc(0);
-        if (sw == 1) {
-          for (int64_t ox = lo; ox < hi; ++ox) dst[ox] = src[ox];
-        } else {
-          for (int64_t ox = lo; ox < hi; ++ox) dst[ox] = src[ox * sw];
-        }
-        for (int64_t ox = hi; ox < OW; ++ox) dst[ox] = Acc(0);
-      }
-    }
-  });
+      });
 }
 
 // col[r, p] for r = (c, kernel index), p = output position in the band of output rows [row_begin,
@@ -60,34 +61,36 @@ void im2col(const Acc* x, const WindowGeometry& g, int64_t channels, Acc* col, i
   const int64_t ksize = g.kernel_size(), in_size = g.in_size(), out_size = (row_end - row_begin) * g.out[nd - 1];
   cpu::parallel_for(channels * ksize, std::max<int64_t>(1, 4096 / std::max<int64_t>(out_size, 1)),
                     [&](int64_t begin, int64_t end) {
-    int64_t offset[8];
-    for (int64_t r = begin; r < end; ++r) {
-      const Acc* xc = x + (r / ksize) * in_size;
-      for (int64_t k = r % ksize, d = static_cast<int64_t>(nd) - 1; d >= 0; --d) {
-        offset[d] = (k % g.kernel[d]) * g.dilation[d] - g.pad_begin[d];
-        k /= g.kernel[d];
-      }
-      Acc* dst = col + r * out_size;
-      const int64_t s = g.stride[nd - 1];
-      for_each_window_row(nd, g.out.data(), g.in.data(), g.stride.data(), offset,
-                          [&](int64_t from_row, int64_t to_row, int64_t lo, int64_t hi, int64_t off) {
-        Acc* out = dst + from_row;
-        const int64_t n = g.out[nd - 1];
-        if (to_row < 0) {
-          std::fill(out, out + n, Acc(0));
-          return;
-        }
-        std::fill(out, out + lo, Acc(0));
-        const Acc* src = xc + to_row + off;
-        if (s == 1) {
-          std::copy(src + lo, src + hi, out + lo);
-        } else {
-          for (int64_t p = lo; p < hi; ++p) out[p] = src[p * s];
-        }
-        std::fill(out + hi, out + n, Acc(0));
-      }, row_begin, row_end);
-    }
-  });
+                      int64_t offset[8];
+                      for (int64_t r = begin; r < end; ++r) {
+                        const Acc* xc = x + (r / ksize) * in_size;
+                        for (int64_t k = r % ksize, d = static_cast<int64_t>(nd) - 1; d >= 0; --d) {
+                          offset[d] = (k % g.kernel[d]) * g.dilation[d] - g.pad_begin[d];
+                          k /= g.kernel[d];
+                        }
+                        Acc* dst = col + r * out_size;
+                        const int64_t s = g.stride[nd - 1];
+                        for_each_window_row(
+                            nd, g.out.data(), g.in.data(), g.stride.data(), offset,
+                            [&](int64_t from_row, int64_t to_row, int64_t lo, int64_t hi, int64_t off) {
+                              Acc* out = dst + from_row;
+                              const int64_t n = g.out[nd - 1];
+                              if (to_row < 0) {
+                                std::fill(out, out + n, Acc(0));
+                                return;
+                              }
+                              std::fill(out, out + lo, Acc(0));
+                              const Acc* src = xc + to_row + off;
+                              if (s == 1) {
+                                std::copy(src + lo, src + hi, out + lo);
+                              } else {
+                                for (int64_t p = lo; p < hi; ++p) out[p] = src[p * s];
+                              }
+                              std::fill(out + hi, out + n, Acc(0));
+                            },
+                            row_begin, row_end);
+                      }
+                    });
 }
 
 // im2col works in bands of output rows holding at most this many bytes, so the column matrix of a large
@@ -163,23 +166,24 @@ void depthwise(const Acc* x, const Acc* w, const Acc* bias, Acc* y, int64_t batc
         const Acc wk = wm[k];
         for_each_window_row(nd, g.out.data(), g.in.data(), g.stride.data(), offset,
                             [&](int64_t from_row, int64_t to_row, int64_t lo, int64_t hi, int64_t off) {
-          if (to_row < 0) return;
-          Acc* o = out + from_row;
-          const Acc* src = xc + to_row + off;
-          if (s == 1) {
-            for (int64_t p = lo; p < hi; ++p) o[p] += wk * src[p];
-          } else {
-            for (int64_t p = lo; p < hi; ++p) o[p] += wk * src[p * s];
-          }
-          (void)row_len;
-        });
+                              if (to_row < 0) return;
+                              Acc* o = out + from_row;
+                              const Acc* src = xc + to_row + off;
+                              if (s == 1) {
+                                for (int64_t p = lo; p < hi; ++p) o[p] += wk * src[p];
+                              } else {
+                                for (int64_t p = lo; p < hi; ++p) o[p] += wk * src[p * s];
+                              }
+                              (void)row_len;
+                            });
       }
     }
   });
 }
 
 // Fills rows x row_len of y with bias[row] (the GEMM then accumulates onto it).
-template <class Acc> void fill_bias_rows(Acc* y, const Acc* bias, int64_t rows, int64_t row_len) {
+template <class Acc>
+void fill_bias_rows(Acc* y, const Acc* bias, int64_t rows, int64_t row_len) {
   cpu::parallel_for(rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(row_len, 1)), [&](int64_t b, int64_t e) {
     for (int64_t r = b; r < e; ++r) std::fill(y + r * row_len, y + (r + 1) * row_len, bias[r]);
   });
@@ -193,13 +197,13 @@ void ort_cuda_add_bias_after_rounding(float* y, const float* bias, int64_t batch
                                       int64_t plane_size) {
   cpu::parallel_for(batch * channels, std::max<int64_t>(1, 16384 / std::max<int64_t>(plane_size, 1)),
                     [&](int64_t begin, int64_t end) {
-    for (int64_t plane = begin; plane < end; ++plane) {
-      float* p = y + plane * plane_size;
-      round_to_format(Format::FP16, p, plane_size);
-      const float b = bias[plane % channels];
-      for (int64_t i = 0; i < plane_size; ++i) p[i] += b;
-    }
-  });
+                      for (int64_t plane = begin; plane < end; ++plane) {
+                        float* p = y + plane * plane_size;
+                        round_to_format(Format::FP16, p, plane_size);
+                        const float b = bias[plane % channels];
+                        for (int64_t i = 0; i < plane_size; ++i) p[i] += b;
+                      }
+                    });
 }
 
 class ConvOp : public OpKernel {
@@ -252,19 +256,22 @@ class ConvOp : public OpKernel {
     const Acc* given_bias = bt ? as_acc<T>(*bt, bh) : nullptr;
     const cpu::GemmMath math = gemm_math(config, xt.dtype());
     bool bias_after_rounding = false;
-    if constexpr (std::is_same_v<Acc, float>) bias_after_rounding = given_bias && ort_cuda_fp16_rules(config, xt.dtype());
+    if constexpr (std::is_same_v<Acc, float>)
+      bias_after_rounding = given_bias && ort_cuda_fp16_rules(config, xt.dtype());
     const Acc* bias = bias_after_rounding ? nullptr : given_bias;  // the bias fused into the convolution
     AccOutput<T> out(yt);
     Acc* y = out.data();
     const int64_t batch = xt.dim(0), channels = xt.dim(1), out_channels = wt.dim(0), cg = wt.dim(1);
-    const int64_t mg = out_channels / group_, ksize = g.kernel_size(), in_size = g.in_size(),
-                  out_size = g.out_size(), kdim = cg * ksize;
+    const int64_t mg = out_channels / group_, ksize = g.kernel_size(), in_size = g.in_size(), out_size = g.out_size(),
+                  kdim = cg * ksize;
     if (yt.numel() == 0) return out.finish();
     if (kdim == 0) {  // no input channel: each output is its bias, a sum over nothing otherwise
       for (int64_t n = 0; n < batch; ++n) {
         Acc* yn = y + n * out_channels * out_size;
-        if (given_bias) fill_bias_rows(yn, given_bias, out_channels, out_size);
-        else std::fill(yn, yn + out_channels * out_size, Acc(0));
+        if (given_bias)
+          fill_bias_rows(yn, given_bias, out_channels, out_size);
+        else
+          std::fill(yn, yn + out_channels * out_size, Acc(0));
       }
       return out.finish();
     }
@@ -295,7 +302,8 @@ class ConvOp : public OpKernel {
           const int64_t band = std::min(band_rows, rows - row) * row_len, first = row * row_len;
           if (!pointwise) im2col(xg, g, cg, col, row, row + band / row_len);
           cpu::gemm(false, false, mg, band, kdim, Acc(1), w + gi * mg * kdim, kdim, pointwise ? xg : col,
-                    pointwise ? out_size : band, bias ? Acc(1) : Acc(0), yn + gi * mg * out_size + first, out_size, math);
+                    pointwise ? out_size : band, bias ? Acc(1) : Acc(0), yn + gi * mg * out_size + first, out_size,
+                    math);
         }
       }
     }
@@ -308,7 +316,7 @@ class ConvOp : public OpKernel {
 
 }  // namespace
 
-MPA_OP_TRAITS("", "Conv", {});
+MPA_OP_TRAITS("", "Conv", {.precision = PrecisionClass::Accumulating, .sums_in = SumsIn::GemmSetting});
 MPA_REGISTER_OP("", "Conv", ConvOp, 1, 11, 22);
 
 }  // namespace mpa

@@ -27,11 +27,11 @@ void col2im(const Acc* col, const WindowGeometry& g, int64_t channels, Acc* y) {
         const Acc* row = col + (m * ksize + k) * in_size;
         for_each_window_row(nd, g.in.data(), g.out.data(), g.stride.data(), offset,
                             [&](int64_t from_row, int64_t to_row, int64_t lo, int64_t hi, int64_t off) {
-          if (to_row < 0) return;
-          const Acc* src = row + from_row;
-          Acc* dst = ym + to_row + off;
-          for (int64_t p = lo; p < hi; ++p) dst[p * s] += src[p];
-        });
+                              if (to_row < 0) return;
+                              const Acc* src = row + from_row;
+                              Acc* dst = ym + to_row + off;
+                              for (int64_t p = lo; p < hi; ++p) dst[p * s] += src[p];
+                            });
       }
     }
   });
@@ -85,14 +85,14 @@ class ConvTransposeOp : public OpKernel {
     AccOutput<T> out(yt);
     Acc* y = out.data();
     const int64_t batch = xt.dim(0), channels = xt.dim(1), cg = channels / group_, mg = wt.dim(1);
-    const int64_t out_channels = mg * group_, ksize = g.kernel_size(), in_size = g.in_size(),
-                  out_size = g.out_size();
+    const int64_t out_channels = mg * group_, ksize = g.kernel_size(), in_size = g.in_size(), out_size = g.out_size();
     if (yt.numel() == 0) return out.finish();
     Acc* col = scratch<Acc>(0, static_cast<size_t>(mg * ksize * in_size));
     for (int64_t n = 0; n < batch; ++n) {
       Acc* yn = y + n * out_channels * out_size;
       cpu::parallel_for(out_channels, 1, [&](int64_t lo, int64_t hi) {
-        for (int64_t m = lo; m < hi; ++m) std::fill(yn + m * out_size, yn + (m + 1) * out_size, bias ? bias[m] : Acc(0));
+        for (int64_t m = lo; m < hi; ++m)
+          std::fill(yn + m * out_size, yn + (m + 1) * out_size, bias ? bias[m] : Acc(0));
       });
       for (int64_t gi = 0; gi < group_; ++gi) {
         cpu::gemm(true, false, mg * ksize, in_size, cg, Acc(1), w + gi * cg * mg * ksize, mg * ksize,
@@ -109,7 +109,7 @@ class ConvTransposeOp : public OpKernel {
 
 }  // namespace
 
-MPA_OP_TRAITS("", "ConvTranspose", {});
+MPA_OP_TRAITS("", "ConvTranspose", {.precision = PrecisionClass::Accumulating, .sums_in = SumsIn::GemmSetting});
 MPA_REGISTER_OP("", "ConvTranspose", ConvTransposeOp, 1, 11, 22);
 
 }  // namespace mpa

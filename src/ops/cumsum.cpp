@@ -46,7 +46,7 @@ class CumSumOp : public OpKernel {
 
 }  // namespace
 
-MPA_OP_TRAITS("", "CumSum", {});
+MPA_OP_TRAITS("", "CumSum", {.precision = PrecisionClass::Accumulating, .sums_in = SumsIn::Fp32});
 MPA_REGISTER_OP("", "CumSum", CumSumOp, 11, 14);
 
 }  // namespace mpa

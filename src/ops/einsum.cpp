@@ -17,7 +17,8 @@ namespace {
 
 constexpr int kEllipsisLabel = 1000;  // ellipsis dim j (right-aligned over the widest operand) = 1000 + j
 
-template <class Acc> struct Operand {
+template <class Acc>
+struct Operand {
   std::vector<Acc> data;
   std::vector<int> labels;
   Shape dims;
@@ -100,7 +101,8 @@ bool contains(const std::vector<int>& v, int l) { return std::find(v.begin(), v.
 class EinsumOp : public OpKernel {
  public:
   explicit EinsumOp(const OpInit& init) {
-    for (char ch : init.get_string("equation", "")) if (ch != ' ') equation_ += ch;
+    for (char ch : init.get_string("equation", ""))
+      if (ch != ' ') equation_ += ch;
     if (!(!equation_.empty())) fail(init.node().label() + ": attribute 'equation' is missing or empty");
   }
 
@@ -142,7 +144,8 @@ class EinsumOp : public OpKernel {
       fail(label + ": term '" + term + "' does not match an input of rank " + std::to_string(rank));
     for (size_t i = 0; i < term.size(); ++i) {
       if (term.compare(i, 3, "...") == 0) {
-        for (int64_t j = 0; j < ell_rank; ++j) labels.push_back(kEllipsisLabel + static_cast<int>(width - ell_rank + j));
+        for (int64_t j = 0; j < ell_rank; ++j)
+          labels.push_back(kEllipsisLabel + static_cast<int>(width - ell_rank + j));
         i += 2;
       } else {
         if (!(std::isalpha(static_cast<unsigned char>(term[i]))))
@@ -153,7 +156,8 @@ class EinsumOp : public OpKernel {
     return labels;
   }
 
-  template <class T, class Acc> void run_typed(KernelContext& ctx, const std::string& label) const {
+  template <class T, class Acc>
+  void run_typed(KernelContext& ctx, const std::string& label) const {
     const size_t arrow = equation_.find("->");
     const std::string lhs = equation_.substr(0, arrow);
     std::vector<std::string> terms;
@@ -234,8 +238,10 @@ class EinsumOp : public OpKernel {
       const std::set<int> need = needed_after(i);
       std::vector<int> batch, a_free, contracted, b_free;
       for (int l : cur.labels) {
-        if (!contains(b.labels, l)) a_free.push_back(l);
-        else (need.count(l) ? batch : contracted).push_back(l);
+        if (!contains(b.labels, l))
+          a_free.push_back(l);
+        else
+          (need.count(l) ? batch : contracted).push_back(l);
       }
       for (int l : b.labels)
         if (!contains(cur.labels, l)) b_free.push_back(l);
@@ -257,8 +263,9 @@ class EinsumOp : public OpKernel {
       for (int l : r.labels) r.dims.push_back(size.at(l));
       r.data.resize(static_cast<size_t>(nb * M * N));
       std::vector<int64_t> ao(static_cast<size_t>(nb)), bo(ao.size()), co(ao.size());
-      for (int64_t j = 0; j < nb; ++j) ao[static_cast<size_t>(j)] = j * M * K, bo[static_cast<size_t>(j)] = j * K * N,
-                                        co[static_cast<size_t>(j)] = j * M * N;
+      for (int64_t j = 0; j < nb; ++j)
+        ao[static_cast<size_t>(j)] = j * M * K, bo[static_cast<size_t>(j)] = j * K * N,
+        co[static_cast<size_t>(j)] = j * M * N;
       const cpu::GemmMath math = gemm_math(ctx.config(), ctx.input(0).dtype());
       if (nb * M * N > 0)
         cpu::gemm_batched<Acc>(false, false, M, N, K, Acc(1), a2.data.data(), K, ao.data(), b2.data.data(), N,
@@ -269,7 +276,8 @@ class EinsumOp : public OpKernel {
     if (cur.labels != output) cur = rearrange(cur, output, {}, size);
     Tensor& y = ctx.allocate_output(0, ctx.input(0).dtype(), cur.dims);
     T* py = y.data<T>();
-    for (int64_t k = 0; k < y.numel(); ++k) py[k] = store<T>(static_cast<compute_t<T>>(cur.data[static_cast<size_t>(k)]));
+    for (int64_t k = 0; k < y.numel(); ++k)
+      py[k] = store<T>(static_cast<compute_t<T>>(cur.data[static_cast<size_t>(k)]));
   }
 
   std::string equation_;
@@ -277,7 +285,7 @@ class EinsumOp : public OpKernel {
 
 }  // namespace
 
-MPA_OP_TRAITS("", "Einsum", {});
+MPA_OP_TRAITS("", "Einsum", {.precision = PrecisionClass::Accumulating, .sums_in = SumsIn::GemmSetting});
 MPA_REGISTER_OP("", "Einsum", EinsumOp, 12);
 
 }  // namespace mpa

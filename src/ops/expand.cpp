@@ -1,9 +1,9 @@
 // Expand and Tile: strided copies whose source strides are zero along the repeated dims.
 #include <limits>
 
-#include "tensor/broadcast.h"
 #include "ops/copy_strided.h"
 #include "ops/shape_helpers.h"
+#include "tensor/broadcast.h"
 
 namespace mpa {
 
@@ -26,12 +26,11 @@ class ExpandOp : public OpKernel {
     const size_t rank = out_shape.size(), offset = rank - in.shape().size();
     const std::vector<int64_t> in_strides = contiguous_strides(in.shape());
     std::vector<int64_t> src_strides(rank, 0);
-    for (size_t d = offset; d < rank; ++d)
-      src_strides[d] = in.shape()[d - offset] == 1 ? 0 : in_strides[d - offset];
+    for (size_t d = offset; d < rank; ++d) src_strides[d] = in.shape()[d - offset] == 1 ? 0 : in_strides[d - offset];
     copy_strided(out.raw(), contiguous_strides(out_shape), in.raw(), src_strides, out_shape, dtype_size(in.dtype()));
   }
 };
-MPA_OP_TRAITS("", "Expand", {.rounding_commutes = true});
+MPA_OP_TRAITS("", "Expand", {.rounding_commutes = true, .precision = PrecisionClass::Exact});
 MPA_REGISTER_OP("", "Expand", ExpandOp, 8, 13);
 
 // Opset 1 takes (input, tiles, axis) scalars; since 6 a `repeats` vector with one entry per dim.
@@ -59,8 +58,8 @@ class TileOp : public OpKernel {
       const int64_t r = repeats[d], size = in.shape()[d];
       if (r < 0) fail(node.label() + ": repeats " + shape_str(repeats) + " has a negative value");
       if (size > 0 && r > std::numeric_limits<int64_t>::max() / size)
-        fail(node.label() + ": repeating dim " + std::to_string(d) + " (" + std::to_string(size) + ") " + std::to_string(r) +
-             " times overflows");
+        fail(node.label() + ": repeating dim " + std::to_string(d) + " (" + std::to_string(size) + ") " +
+             std::to_string(r) + " times overflows");
       out_shape[d] = size * r;
       box[2 * d] = r;
       box[2 * d + 1] = size;
@@ -80,7 +79,7 @@ class TileOp : public OpKernel {
  private:
   int64_t opset_;
 };
-MPA_OP_TRAITS("", "Tile", {.rounding_commutes = true});
+MPA_OP_TRAITS("", "Tile", {.rounding_commutes = true, .precision = PrecisionClass::Exact});
 MPA_REGISTER_OP("", "Tile", TileOp, 1, 6, 13);
 
 }  // namespace mpa

@@ -34,7 +34,7 @@ class GatherOp : public OpKernel {
  private:
   int64_t axis_;
 };
-MPA_OP_TRAITS("", "Gather", {.rounding_commutes = true});
+MPA_OP_TRAITS("", "Gather", {.rounding_commutes = true, .precision = PrecisionClass::Exact});
 MPA_REGISTER_OP("", "Gather", GatherOp, 1, 11, 13);
 
 class GatherElementsOp : public OpKernel {
@@ -52,7 +52,7 @@ class GatherElementsOp : public OpKernel {
  private:
   int64_t axis_;
 };
-MPA_OP_TRAITS("", "GatherElements", {.rounding_commutes = true});
+MPA_OP_TRAITS("", "GatherElements", {.rounding_commutes = true, .precision = PrecisionClass::Exact});
 MPA_REGISTER_OP("", "GatherElements", GatherElementsOp, 11, 13);
 
 class GatherNDOp : public OpKernel {
@@ -74,7 +74,7 @@ class GatherNDOp : public OpKernel {
  private:
   int64_t batch_dims_;
 };
-MPA_OP_TRAITS("", "GatherND", {.rounding_commutes = true});
+MPA_OP_TRAITS("", "GatherND", {.rounding_commutes = true, .precision = PrecisionClass::Exact});
 MPA_REGISTER_OP("", "GatherND", GatherNDOp, 11, 12, 13);
 
 }  // namespace mpa

@@ -1,6 +1,7 @@
 // Gemm: Y = alpha * op(A) * op(B) + beta * C, C broadcast to [M, N] (optional from opset 11).
 // C is written into Y first and the BLAS computes alpha * AB + beta * Y onto it.
 #include "backends/cpu/gemm.h"
+
 #include "ops/compute_buffer.h"
 #include "ops/op.h"
 
@@ -82,7 +83,7 @@ class GemmOp : public OpKernel {
 
 }  // namespace
 
-MPA_OP_TRAITS("", "Gemm", {});
+MPA_OP_TRAITS("", "Gemm", {.precision = PrecisionClass::Accumulating, .sums_in = SumsIn::GemmSetting});
 MPA_REGISTER_OP("", "Gemm", GemmOp, 1, 6, 7, 9, 11, 13);
 
 }  // namespace mpa

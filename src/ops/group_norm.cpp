@@ -3,7 +3,6 @@
 // opset 21: one per channel (and stash_type, which only selects float statistics: the runtime always
 // computes them in float, double for float64).
 #include "kernels/normalize.h"
-
 #include "ops/normalize.h"
 #include "ops/op.h"
 
@@ -45,8 +44,9 @@ class GroupNormalizationOp : public OpKernel {
         bias.swap(b);
       }
       const A eps = static_cast<A>(epsilon_);
-      normalize_channel_groups(x.data<T>(), y.data<T>(), N, C, S, G, scale.data(), bias.data(),
-                               [&](int64_t, int64_t, const T* row, int64_t len) { return MeanInvStdRow{}(row, len, eps); });
+      normalize_channel_groups(
+          x.data<T>(), y.data<T>(), N, C, S, G, scale.data(), bias.data(),
+          [&](int64_t, int64_t, const T* row, int64_t len) { return MeanInvStdRow{}(row, len, eps); });
     });
   }
 
@@ -58,7 +58,7 @@ class GroupNormalizationOp : public OpKernel {
 
 }  // namespace
 
-MPA_OP_TRAITS("", "GroupNormalization", {});
+MPA_OP_TRAITS("", "GroupNormalization", {.precision = PrecisionClass::Accumulating, .sums_in = SumsIn::Fp32});
 MPA_REGISTER_OP("", "GroupNormalization", GroupNormalizationOp, 18, 21);
 
 }  // namespace mpa

@@ -9,7 +9,8 @@ namespace {
 class GruOp : public OpKernel {
  public:
   explicit GruOp(const OpInit& init)
-      : attrs_(RecurrentAttrs::read(init, {"Sigmoid", "Tanh"})), linear_before_reset_(init.get_int("linear_before_reset", 0) != 0) {}
+      : attrs_(RecurrentAttrs::read(init, {"Sigmoid", "Tanh"})),
+        linear_before_reset_(init.get_int("linear_before_reset", 0) != 0) {}
 
   void compute(KernelContext& ctx) const override { run_recurrent_cell(*this, ctx); }
 
@@ -68,7 +69,7 @@ class GruOp : public OpKernel {
 
 }  // namespace
 
-MPA_OP_TRAITS("", "GRU", {});
+MPA_OP_TRAITS("", "GRU", {.precision = PrecisionClass::Accumulating, .sums_in = SumsIn::GemmSetting});
 MPA_REGISTER_OP("", "GRU", GruOp, 1, 3, 7, 14, 22);
 
 }  // namespace mpa

@@ -11,7 +11,8 @@ class IdentityOp : public OpKernel {
   explicit IdentityOp(const OpInit&) {}
   void compute(KernelContext& ctx) const override { ctx.set_output(0, ctx.input(0)); }
 };
-MPA_OP_TRAITS("", "Identity", {.rounding_commutes = true, .moves_values_only = true});
+MPA_OP_TRAITS("", "Identity",
+              {.rounding_commutes = true, .moves_values_only = true, .precision = PrecisionClass::Exact});
 MPA_REGISTER_OP("", "Identity", IdentityOp, 1, 13, 14, 16, 19, 21, 23, 24, 25);
 
 // Before opset 12 the ratio is an attribute and the op always runs in inference here (is_test only
@@ -27,7 +28,8 @@ class DropoutOp : public OpKernel {
   void compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const Node& node = ctx.node();
-    if (!dtype_is_float(x.dtype())) fail(node.label() + ": expects a floating-point input, got " + dtype_name(x.dtype()));
+    if (!dtype_is_float(x.dtype()))
+      fail(node.label() + ": expects a floating-point input, got " + dtype_name(x.dtype()));
     double ratio = ratio_attr_;
     bool training = false;
     if (opset_ >= 12) {
@@ -83,7 +85,7 @@ class DropoutOp : public OpKernel {
   float ratio_attr_;
   int64_t seed_;
 };
-MPA_OP_TRAITS("", "Dropout", {});
+MPA_OP_TRAITS("", "Dropout", {.precision = PrecisionClass::Exact});
 MPA_REGISTER_OP("", "Dropout", DropoutOp, 1, 6, 7, 10, 12, 13, 22);
 
 }  // namespace mpa

@@ -25,7 +25,7 @@ class IfOp : public OpKernel {
 
 }  // namespace
 
-MPA_OP_TRAITS("", "If", {});
+MPA_OP_TRAITS("", "If", {.precision = PrecisionClass::Exact});
 MPA_REGISTER_OP("", "If", IfOp, 1, 11, 13, 16, 19, 21);
 
 }  // namespace mpa

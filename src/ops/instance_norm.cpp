@@ -1,7 +1,6 @@
 // InstanceNormalization (1, 6, 22): each (instance, channel) plane of x [N, C, D1...] is normalised by its
 // own mean and variance, then scaled and shifted per channel.
 #include "kernels/normalize.h"
-
 #include "ops/normalize.h"
 #include "ops/op.h"
 
@@ -27,8 +26,9 @@ class InstanceNormalizationOp : public OpKernel {
       using A = compute_t<T>;
       const std::vector<A> scale = param_vector<A>(scale_t, who), bias = param_vector<A>(bias_t, who);
       const A eps = static_cast<A>(epsilon_);
-      normalize_channel_groups(x.data<T>(), y.data<T>(), N, C, S, C, scale.data(), bias.data(),
-                               [&](int64_t, int64_t, const T* row, int64_t len) { return MeanInvStdRow{}(row, len, eps); });
+      normalize_channel_groups(
+          x.data<T>(), y.data<T>(), N, C, S, C, scale.data(), bias.data(),
+          [&](int64_t, int64_t, const T* row, int64_t len) { return MeanInvStdRow{}(row, len, eps); });
     });
   }
 
@@ -38,7 +38,7 @@ class InstanceNormalizationOp : public OpKernel {
 
 }  // namespace
 
-MPA_OP_TRAITS("", "InstanceNormalization", {});
+MPA_OP_TRAITS("", "InstanceNormalization", {.precision = PrecisionClass::Accumulating, .sums_in = SumsIn::Fp32});
 MPA_REGISTER_OP("", "InstanceNormalization", InstanceNormalizationOp, 1, 6, 22);
 
 }  // namespace mpa

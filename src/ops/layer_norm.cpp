@@ -4,7 +4,6 @@
 // (stash_type 1) and in double for float64. LayerNormalization's optional Mean and InvStdDev outputs have
 // shape[:axis] + [1] * (rank - axis), in float (double for float64 input).
 #include "kernels/normalize.h"
-
 #include "ops/normalize.h"
 #include "ops/op.h"
 #include "ops/reduce.h"
@@ -12,7 +11,8 @@
 namespace mpa {
 namespace {
 
-template <class Stats, bool kHasBias> class TrailingNormOp : public OpKernel {
+template <class Stats, bool kHasBias>
+class TrailingNormOp : public OpKernel {
  public:
   explicit TrailingNormOp(const OpInit& init)
       : axis_(init.get_int("axis", -1)), epsilon_(init.get_float("epsilon", 1e-5f)) {}
@@ -75,9 +75,9 @@ using RMSNormalizationKernel = TrailingNormOp<RmsInvRow, false>;
 
 }  // namespace
 
-MPA_OP_TRAITS("", "LayerNormalization", {});
+MPA_OP_TRAITS("", "LayerNormalization", {.precision = PrecisionClass::Accumulating, .sums_in = SumsIn::Fp32});
 MPA_REGISTER_OP("", "LayerNormalization", LayerNormalizationKernel, 17);
-MPA_OP_TRAITS("", "RMSNormalization", {});
+MPA_OP_TRAITS("", "RMSNormalization", {.precision = PrecisionClass::Accumulating, .sums_in = SumsIn::Fp32});
 MPA_REGISTER_OP("", "RMSNormalization", RMSNormalizationKernel, 23);
 
 }  // namespace mpa

@@ -79,7 +79,7 @@ class LoopOp : public OpKernel {
 
 }  // namespace
 
-MPA_OP_TRAITS("", "Loop", {});
+MPA_OP_TRAITS("", "Loop", {.precision = PrecisionClass::Exact});
 MPA_REGISTER_OP("", "Loop", LoopOp, 1, 11, 13, 16, 19, 21);
 
 }  // namespace mpa

@@ -1,6 +1,5 @@
 // LpNormalization (1, 22): x / ||x||_p along one axis (p = 1 or 2), 0 where the norm is 0.
 #include "kernels/normalize.h"
-
 #include "ops/op.h"
 #include "ops/reduce.h"
 
@@ -38,7 +37,7 @@ class LpNormalizationOp : public OpKernel {
 
 }  // namespace
 
-MPA_OP_TRAITS("", "LpNormalization", {});
+MPA_OP_TRAITS("", "LpNormalization", {.precision = PrecisionClass::Accumulating, .sums_in = SumsIn::Fp32});
 MPA_REGISTER_OP("", "LpNormalization", LpNormalizationOp, 1, 22);
 
 }  // namespace mpa

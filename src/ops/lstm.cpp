@@ -11,7 +11,8 @@ namespace {
 class LstmOp : public OpKernel {
  public:
   explicit LstmOp(const OpInit& init)
-      : attrs_(RecurrentAttrs::read(init, {"Sigmoid", "Tanh", "Tanh"})), input_forget_(init.get_int("input_forget", 0) != 0) {}
+      : attrs_(RecurrentAttrs::read(init, {"Sigmoid", "Tanh", "Tanh"})),
+        input_forget_(init.get_int("input_forget", 0) != 0) {}
 
   void compute(KernelContext& ctx) const override { run_recurrent_cell(*this, ctx); }
 
@@ -30,7 +31,8 @@ class LstmOp : public OpKernel {
     std::vector<std::vector<T>> final_h, final_c;
     std::vector<T> rec(size_t(B * 4 * H)), gates(size_t(4 * H)), cell_out(static_cast<size_t>(H));
     for (int d = 0; d < attrs_.directions; ++d) {
-      const RecurrentActivation &f = attrs_.activation(d, 0, 3), &g = attrs_.activation(d, 1, 3), &h = attrs_.activation(d, 2, 3);
+      const RecurrentActivation &f = attrs_.activation(d, 0, 3), &g = attrs_.activation(d, 1, 3),
+                                &h = attrs_.activation(d, 2, 3);
       const T* R = run.recurrence(d);
       const T* Rb = run.recurrence_bias(d);
       const T* P = peep ? peep + d * 3 * H : nullptr;
@@ -80,7 +82,7 @@ class LstmOp : public OpKernel {
 
 }  // namespace
 
-MPA_OP_TRAITS("", "LSTM", {});
+MPA_OP_TRAITS("", "LSTM", {.precision = PrecisionClass::Accumulating, .sums_in = SumsIn::GemmSetting});
 MPA_REGISTER_OP("", "LSTM", LstmOp, 1, 7, 14, 22);
 
 }  // namespace mpa

@@ -1,9 +1,9 @@
 // MatMul with numpy semantics: batch dims broadcast, 1-D operands promoted and their dim removed.
 // When B has no batch (weights), the batch folds into M and the whole op is one GEMM.
 #include "backends/cpu/gemm.h"
-#include "tensor/broadcast.h"
 #include "ops/compute_buffer.h"
 #include "ops/op.h"
+#include "tensor/broadcast.h"
 
 namespace mpa {
 
@@ -88,7 +88,7 @@ class MatMulOp : public OpKernel {
 
 }  // namespace
 
-MPA_OP_TRAITS("", "MatMul", {});
+MPA_OP_TRAITS("", "MatMul", {.precision = PrecisionClass::Accumulating, .sums_in = SumsIn::GemmSetting});
 MPA_REGISTER_OP("", "MatMul", MatMulOp, 1, 9, 13);
 
 }  // namespace mpa

@@ -1,8 +1,8 @@
 // MeanVarianceNormalization (9, 13): (x - mean) / (sqrt(variance) + 1e-9) with mean and population
 // variance over `axes` (default {0, 2, 3}). Statistics: the shared reduction (Welford/Chan moments), then
 // a broadcast pass.
-#include "kernels/reduce.h"
 #include "backends/cpu/broadcast_loops.h"
+#include "kernels/reduce.h"
 #include "ops/op.h"
 #include "ops/reduce.h"
 
@@ -46,7 +46,7 @@ class MeanVarianceNormalizationOp : public OpKernel {
 
 }  // namespace
 
-MPA_OP_TRAITS("", "MeanVarianceNormalization", {});
+MPA_OP_TRAITS("", "MeanVarianceNormalization", {.precision = PrecisionClass::Accumulating, .sums_in = SumsIn::Fp32});
 MPA_REGISTER_OP("", "MeanVarianceNormalization", MeanVarianceNormalizationOp, 9, 13);
 
 }  // namespace mpa

@@ -30,7 +30,7 @@ class NonZeroOp : public OpKernel {
     }
   }
 };
-MPA_OP_TRAITS("", "NonZero", {});
+MPA_OP_TRAITS("", "NonZero", {.precision = PrecisionClass::Exact});
 MPA_REGISTER_OP("", "NonZero", NonZeroOp, 9, 13);
 
 // Keeps the slices along axis (or the elements of the flattened input, without axis) whose condition
@@ -72,7 +72,7 @@ class CompressOp : public OpKernel {
   bool has_axis_;
   int64_t axis_;
 };
-MPA_OP_TRAITS("", "Compress", {});
+MPA_OP_TRAITS("", "Compress", {.precision = PrecisionClass::Exact});
 MPA_REGISTER_OP("", "Compress", CompressOp, 9, 11);
 
 }  // namespace mpa

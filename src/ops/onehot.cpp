@@ -16,7 +16,8 @@ class OneHotOp : public OpKernel {
     const Tensor& values = ctx.input(2);
     const int64_t depth = scalar_int(node, ctx.input(1), "depth");
     if (depth <= 0) fail(node.label() + ": depth must be positive, got " + std::to_string(depth));
-    if (values.numel() != 2) fail(node.label() + ": values must hold [off_value, on_value], got shape " + shape_str(values.shape()));
+    if (values.numel() != 2)
+      fail(node.label() + ": values must hold [off_value, on_value], got shape " + shape_str(values.shape()));
     const int64_t axis = normalize_axis(node, axis_, indices.rank() + 1);
     const Shape& is = indices.shape();
     Shape out_shape(is.begin(), is.begin() + axis);
@@ -39,7 +40,7 @@ class OneHotOp : public OpKernel {
  private:
   int64_t axis_;
 };
-MPA_OP_TRAITS("", "OneHot", {});
+MPA_OP_TRAITS("", "OneHot", {.precision = PrecisionClass::Exact});
 MPA_REGISTER_OP("", "OneHot", OneHotOp, 9, 11);
 
 }  // namespace mpa

@@ -171,6 +171,19 @@ class OpKernel {
 
 using KernelFactory = std::function<std::unique_ptr<OpKernel>(const OpInit&)>;
 
+// How an op's float outputs come to differ from exact math (docs/numerics.md, "Op classes"): the audit
+// reports it per node, and GPU runtimes treat the classes differently.
+enum class PrecisionClass : uint8_t {
+  Exact,           // selects, moves, compares or counts values: no rounding of its own (Relu, Gather, Max, Equal)
+  Elementwise,     // a few correctly rounded operations per element (Add, Div, Sqrt, Cast, Resize)
+  Transcendental,  // a math-library function per element, not correctly rounded (Exp, Tanh, Erf, Pow)
+  Accumulating,    // sums over many values (MatMul, Conv, ReduceSum, Softmax, normalisations, average pooling)
+};
+// Where an accumulating op's sums run: as the GEMM setting says (--accumulate: FP32 as cuBLAS
+// CUBLAS_COMPUTE_32F, or FP16 emulated), or always in FP32 (reductions, softmax and normalisation rows,
+// average pooling, as GPU runtimes run them), whatever format the values are stored in.
+enum class SumsIn : uint8_t { None, GemmSetting, Fp32 };
+
 // Facts about an ONNX op that hold whatever runs it, registered beside its kernel (MPA_OP_TRAITS) and asked
 // for by the audit; every registered op has a record (`{}` for none of these).
 struct OpTraits {
@@ -182,6 +195,8 @@ struct OpTraits {
   // Its one output holds exactly the values of input 0, reshaped or reordered (Identity, Reshape, Flatten,
   // Squeeze, Unsqueeze, Transpose): figures that do not depend on order are input 0's.
   bool moves_values_only = false;
+  PrecisionClass precision = PrecisionClass::Elementwise;
+  SumsIn sums_in = SumsIn::None;  // for accumulating ops
 };
 
 class OpRegistry {
@@ -213,18 +228,22 @@ class OpRegistry {
   std::map<std::pair<std::string, std::string>, OpTraits> traits_;
 };
 
+// "exact", "elementwise", "transcendental", "accumulating".
+std::string_view precision_class_name(PrecisionClass precision);
+
 // The traits of a node's op; an op with no record (none is registered) has none of them.
 const OpTraits& traits_of(const Node& node);
 
 #define MPA_CONCAT_INNER(a, b) a##b
 #define MPA_CONCAT(a, b) MPA_CONCAT_INNER(a, b)
-#define MPA_OP_TRAITS(domain, op_type, ...)                                                                \
-  static const bool MPA_CONCAT(mpa_traits_, __LINE__) =                                                   \
+#define MPA_OP_TRAITS(domain, op_type, ...)             \
+  static const bool MPA_CONCAT(mpa_traits_, __LINE__) = \
       ::mpa::OpRegistry::instance().add_traits(domain, op_type, ::mpa::OpTraits __VA_ARGS__)
-#define MPA_REGISTER_KERNEL(backend, domain, op_type, KernelClass, ...)                                   \
-  static const bool MPA_CONCAT(mpa_registered_, __LINE__) = ::mpa::OpRegistry::instance().add(          \
-      backend, domain, op_type, {__VA_ARGS__},                                                           \
-      [](const ::mpa::OpInit& init) -> std::unique_ptr<::mpa::OpKernel> { return std::make_unique<KernelClass>(init); })
+#define MPA_REGISTER_KERNEL(backend, domain, op_type, KernelClass, ...)                                            \
+  static const bool MPA_CONCAT(mpa_registered_, __LINE__) = ::mpa::OpRegistry::instance().add(                     \
+      backend, domain, op_type, {__VA_ARGS__}, [](const ::mpa::OpInit& init) -> std::unique_ptr<::mpa::OpKernel> { \
+        return std::make_unique<KernelClass>(init);                                                                \
+      })
 #define MPA_REGISTER_OP(domain, op_type, KernelClass, ...) \
   MPA_REGISTER_KERNEL("cpu", domain, op_type, KernelClass, __VA_ARGS__)
 

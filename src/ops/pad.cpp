@@ -37,11 +37,16 @@ class PadOp : public OpKernel {
         pads_attr_(init.get_ints(init.opset() < 2 ? "paddings" : "pads")),
         value_attr_(init.get_float("value", 0.f)) {
     const std::string mode = init.get_string("mode", "constant");
-    if (mode == "constant") mode_ = PadMode::Constant;
-    else if (mode == "reflect") mode_ = PadMode::Reflect;
-    else if (mode == "edge") mode_ = PadMode::Edge;
-    else if (mode == "wrap" && init.opset() >= 19) mode_ = PadMode::Wrap;
-    else fail(init.node().label() + ": mode '" + mode + "' is not supported at opset " + std::to_string(init.opset()));
+    if (mode == "constant")
+      mode_ = PadMode::Constant;
+    else if (mode == "reflect")
+      mode_ = PadMode::Reflect;
+    else if (mode == "edge")
+      mode_ = PadMode::Edge;
+    else if (mode == "wrap" && init.opset() >= 19)
+      mode_ = PadMode::Wrap;
+    else
+      fail(init.node().label() + ": mode '" + mode + "' is not supported at opset " + std::to_string(init.opset()));
   }
 
   void compute(KernelContext& ctx) const override {
@@ -50,8 +55,10 @@ class PadOp : public OpKernel {
     const int64_t rank = in.rank();
     std::vector<int64_t> raw = opset_ < 11 ? pads_attr_ : index_values(node, ctx.input(1));
     std::vector<int64_t> axes;
-    if (opset_ >= 18 && ctx.has_input(3)) axes = normalize_axes(node, index_values(node, ctx.input(3)), rank);
-    else for (int64_t d = 0; d < rank; ++d) axes.push_back(d);
+    if (opset_ >= 18 && ctx.has_input(3))
+      axes = normalize_axes(node, index_values(node, ctx.input(3)), rank);
+    else
+      for (int64_t d = 0; d < rank; ++d) axes.push_back(d);
     const size_t n = axes.size();
     if (raw.size() != 2 * n)
       fail(node.label() + ": pads has " + std::to_string(raw.size()) + " values, expected " + std::to_string(2 * n) +
@@ -66,16 +73,18 @@ class PadOp : public OpKernel {
       const int64_t size = in.shape()[d];
       constexpr int64_t kMax = int64_t{1} << 62;
       if (begin[d] > kMax || end[d] > kMax || begin[d] < -kMax || end[d] < -kMax || size + begin[d] + end[d] < 0)
-        fail(node.label() + ": pads " + shape_str(raw) + " give an invalid size for dim " + std::to_string(d) + " of input " +
-             shape_str(in.shape()));
+        fail(node.label() + ": pads " + shape_str(raw) + " give an invalid size for dim " + std::to_string(d) +
+             " of input " + shape_str(in.shape()));
       out_shape[d] = size + begin[d] + end[d];
       if (mode_ != PadMode::Constant && size == 0 && out_shape[d] > 0)
         fail(node.label() + ": cannot pad an empty dim " + std::to_string(d) + " in non-constant mode");
     }
     Tensor& out = allocate_checked(ctx, 0, in.dtype(), out_shape);
     if (out.numel() == 0) return;
-    if (mode_ == PadMode::Constant) pad_constant(ctx, in, out, begin);
-    else pad_mapped(in, out, begin);
+    if (mode_ == PadMode::Constant)
+      pad_constant(ctx, in, out, begin);
+    else
+      pad_mapped(in, out, begin);
   }
 
  private:
@@ -96,7 +105,8 @@ class PadOp : public OpKernel {
     // The kept box: source starts where a negative begin crops, destination where a positive one pads.
     Shape box(in.shape().size());
     int64_t src_offset = 0, dst_offset = 0;
-    const std::vector<int64_t> in_strides = contiguous_strides(in.shape()), out_strides = contiguous_strides(out.shape());
+    const std::vector<int64_t> in_strides = contiguous_strides(in.shape()),
+                               out_strides = contiguous_strides(out.shape());
     for (size_t d = 0; d < box.size(); ++d) {
       const int64_t skip = std::max<int64_t>(0, -begin[d]);
       box[d] = std::max<int64_t>(0, std::min(in.shape()[d] - skip, out.shape()[d] - std::max<int64_t>(0, begin[d])));
@@ -147,7 +157,7 @@ class PadOp : public OpKernel {
   std::vector<int64_t> pads_attr_;
   float value_attr_;
 };
-MPA_OP_TRAITS("", "Pad", {});
+MPA_OP_TRAITS("", "Pad", {.precision = PrecisionClass::Exact});
 MPA_REGISTER_OP("", "Pad", PadOp, 1, 2, 11, 13, 18, 19, 21, 23, 24, 25);
 
 }  // namespace mpa

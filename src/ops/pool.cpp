@@ -69,87 +69,90 @@ void pool_planes(const T* x, T* y, int64_t* indices, int64_t planes, const Windo
     tap_offset[static_cast<size_t>(t)] = off;
     tap_index[static_cast<size_t>(t)] = at;
   }
-  cpu::parallel_for(planes, std::max<int64_t>(1, 4096 / std::max<int64_t>(out_size, 1)), [&](int64_t begin, int64_t end) {
-    std::vector<int64_t> o(nd), k(nd);
-    std::vector<const DimWindow*> win(nd);
-    for (int64_t plane = begin; plane < end; ++plane) {
-      const T* xp = x + plane * in_size;
-      std::fill(o.begin(), o.end(), 0);
-      for (int64_t op = 0; op < out_size; ++op) {
-        int64_t valid = 1, padded = 1, base = 0, base_index = 0;
-        for (size_t d = 0; d < nd; ++d) {
-          win[d] = &dims[d][static_cast<size_t>(o[d])];
-          k[d] = win[d]->lo;
-          valid *= win[d]->hi - win[d]->lo;
-          padded *= win[d]->padded;
-          base += win[d]->first * row_stride[d];
-          base_index += win[d]->first * index_stride[d];
-        }
-        C best = std::numeric_limits<C>::has_infinity ? -std::numeric_limits<C>::infinity()
-                                                      : std::numeric_limits<C>::lowest();
-        int64_t best_at = -1;
-        C sum = 0;
-        const int64_t lo = win[last]->lo, hi = win[last]->hi;
-        const bool interior = valid == ksize;
-        if (interior) {
-          const T* xb = xp + base;
-          for (int64_t t = 0; t < ksize; ++t) {
-            const C v = load(xb[tap_offset[static_cast<size_t>(t)]]);
-            if constexpr (kind == PoolKind::Max) {
-              if (v > best || best_at < 0) best = v, best_at = base_index + tap_index[static_cast<size_t>(t)];
-            } else if constexpr (kind == PoolKind::Average) {
-              sum += v;
-            } else {
-              sum += static_cast<C>(std::pow(std::abs(static_cast<double>(v)), p));
+  cpu::parallel_for(
+      planes, std::max<int64_t>(1, 4096 / std::max<int64_t>(out_size, 1)), [&](int64_t begin, int64_t end) {
+        std::vector<int64_t> o(nd), k(nd);
+        std::vector<const DimWindow*> win(nd);
+        for (int64_t plane = begin; plane < end; ++plane) {
+          const T* xp = x + plane * in_size;
+          std::fill(o.begin(), o.end(), 0);
+          for (int64_t op = 0; op < out_size; ++op) {
+            int64_t valid = 1, padded = 1, base = 0, base_index = 0;
+            for (size_t d = 0; d < nd; ++d) {
+              win[d] = &dims[d][static_cast<size_t>(o[d])];
+              k[d] = win[d]->lo;
+              valid *= win[d]->hi - win[d]->lo;
+              padded *= win[d]->padded;
+              base += win[d]->first * row_stride[d];
+              base_index += win[d]->first * index_stride[d];
             }
-          }
-        }
-        while (!interior && valid > 0) {  // one row of the window per pass: outer taps fixed, last dim in a tight loop
-          int64_t off = 0;
-          for (size_t d = 0; d < last; ++d) off += (win[d]->first + k[d] * g.dilation[d]) * row_stride[d];
-          const T* row = xp + off + win[last]->first;
-          if constexpr (kind == PoolKind::Max) {
-            for (int64_t t = lo; t < hi; ++t) {
-              const C v = load(row[t * dil_last]);
-              if (v > best || best_at < 0) {
-                best = v;
-                best_at = t;
-                if (indices) {  // position in the Indices storage order
-                  best_at = (win[last]->first + t * dil_last) * index_stride[last];
-                  for (size_t d = 0; d < last; ++d) best_at += (win[d]->first + k[d] * g.dilation[d]) * index_stride[d];
+            C best = std::numeric_limits<C>::has_infinity ? -std::numeric_limits<C>::infinity()
+                                                          : std::numeric_limits<C>::lowest();
+            int64_t best_at = -1;
+            C sum = 0;
+            const int64_t lo = win[last]->lo, hi = win[last]->hi;
+            const bool interior = valid == ksize;
+            if (interior) {
+              const T* xb = xp + base;
+              for (int64_t t = 0; t < ksize; ++t) {
+                const C v = load(xb[tap_offset[static_cast<size_t>(t)]]);
+                if constexpr (kind == PoolKind::Max) {
+                  if (v > best || best_at < 0) best = v, best_at = base_index + tap_index[static_cast<size_t>(t)];
+                } else if constexpr (kind == PoolKind::Average) {
+                  sum += v;
+                } else {
+                  sum += static_cast<C>(std::pow(std::abs(static_cast<double>(v)), p));
                 }
               }
             }
-          } else if constexpr (kind == PoolKind::Average) {
-            for (int64_t t = lo; t < hi; ++t) sum += load(row[t * dil_last]);
-          } else {
-            for (int64_t t = lo; t < hi; ++t)
-              sum += static_cast<C>(std::pow(std::abs(static_cast<double>(load(row[t * dil_last]))), p));
+            while (!interior &&
+                   valid > 0) {  // one row of the window per pass: outer taps fixed, last dim in a tight loop
+              int64_t off = 0;
+              for (size_t d = 0; d < last; ++d) off += (win[d]->first + k[d] * g.dilation[d]) * row_stride[d];
+              const T* row = xp + off + win[last]->first;
+              if constexpr (kind == PoolKind::Max) {
+                for (int64_t t = lo; t < hi; ++t) {
+                  const C v = load(row[t * dil_last]);
+                  if (v > best || best_at < 0) {
+                    best = v;
+                    best_at = t;
+                    if (indices) {  // position in the Indices storage order
+                      best_at = (win[last]->first + t * dil_last) * index_stride[last];
+                      for (size_t d = 0; d < last; ++d)
+                        best_at += (win[d]->first + k[d] * g.dilation[d]) * index_stride[d];
+                    }
+                  }
+                }
+              } else if constexpr (kind == PoolKind::Average) {
+                for (int64_t t = lo; t < hi; ++t) sum += load(row[t * dil_last]);
+              } else {
+                for (int64_t t = lo; t < hi; ++t)
+                  sum += static_cast<C>(std::pow(std::abs(static_cast<double>(load(row[t * dil_last]))), p));
+              }
+              size_t d = last;
+              while (d-- > 0) {
+                if (++k[d] < win[d]->hi) break;
+                k[d] = win[d]->lo;
+              }
+              if (d == static_cast<size_t>(-1)) break;  // every outer tap visited
+            }
+            C result;
+            if constexpr (kind == PoolKind::Max) {
+              result = best;
+              if (indices) indices[plane * out_size + op] = best_at < 0 ? -1 : plane * in_size + best_at;
+            } else if constexpr (kind == PoolKind::Average) {
+              result = static_cast<C>(sum / static_cast<C>(count_include_pad ? padded : valid));
+            } else {
+              result = static_cast<C>(std::pow(static_cast<double>(sum), 1.0 / p));
+            }
+            y[plane * out_size + op] = store<T>(result);
+            for (size_t d = nd; d-- > 0;) {
+              if (++o[d] < g.out[d]) break;
+              o[d] = 0;
+            }
           }
-          size_t d = last;
-          while (d-- > 0) {
-            if (++k[d] < win[d]->hi) break;
-            k[d] = win[d]->lo;
-          }
-          if (d == static_cast<size_t>(-1)) break;  // every outer tap visited
         }
-        C result;
-        if constexpr (kind == PoolKind::Max) {
-          result = best;
-          if (indices) indices[plane * out_size + op] = best_at < 0 ? -1 : plane * in_size + best_at;
-        } else if constexpr (kind == PoolKind::Average) {
-          result = static_cast<C>(sum / static_cast<C>(count_include_pad ? padded : valid));
-        } else {
-          result = static_cast<C>(std::pow(static_cast<double>(sum), 1.0 / p));
-        }
-        y[plane * out_size + op] = store<T>(result);
-        for (size_t d = nd; d-- > 0;) {
-          if (++o[d] < g.out[d]) break;
-          o[d] = 0;
-        }
-      }
-    }
-  });
+      });
 }
 
 // 2-D max pooling of finite float planes without Indices as two 1-D passes, along rows then columns:
@@ -161,34 +164,35 @@ void separable_max_pool_2d(const float* x, float* y, int64_t planes, const Windo
   const int64_t H = g.in[0], W = g.in[1], OH = g.out[0], OW = g.out[1];
   const int64_t sw = g.stride[1], dw = g.dilation[1], dh = g.dilation[0], pad_left = g.pad_begin[1];
   constexpr float lowest = -std::numeric_limits<float>::infinity();
-  cpu::parallel_for(planes, std::max<int64_t>(1, 4096 / std::max<int64_t>(OH * OW, 1)), [&](int64_t begin, int64_t end) {
-    std::vector<float> rows(static_cast<size_t>(H * OW));
-    for (int64_t plane = begin; plane < end; ++plane) {
-      const float* xp = x + plane * H * W;
-      std::fill(rows.begin(), rows.end(), lowest);
-      for (int64_t kx = 0; kx < g.kernel[1]; ++kx) {
-        // Outputs whose tap kx lands inside the row: 0 <= ow * sw - pad_left + kx * dw < W.
-        const int64_t shift = kx * dw - pad_left;
-        const int64_t ow_lo = shift >= 0 ? 0 : (-shift + sw - 1) / sw;
-        const int64_t ow_hi = std::min(OW, W - 1 - shift < 0 ? int64_t{0} : (W - 1 - shift) / sw + 1);
-        for (int64_t h = 0; h < H; ++h) {
-          const float* in = xp + h * W + shift;
-          float* r = rows.data() + h * OW;
-          for (int64_t ow = ow_lo; ow < ow_hi; ++ow) r[ow] = std::max(r[ow], in[ow * sw]);
-        }
-      }
-      float* yp = y + plane * OH * OW;
-      for (int64_t oh = 0; oh < OH; ++oh) {
-        const DimWindow& w = dims[0][static_cast<size_t>(oh)];
-        float* out = yp + oh * OW;
-        std::fill(out, out + OW, lowest);
-        for (int64_t t = w.lo; t < w.hi; ++t) {
-          const float* r = rows.data() + (w.first + t * dh) * OW;
-          for (int64_t ow = 0; ow < OW; ++ow) out[ow] = std::max(out[ow], r[ow]);
-        }
-      }
-    }
-  });
+  cpu::parallel_for(planes, std::max<int64_t>(1, 4096 / std::max<int64_t>(OH * OW, 1)),
+                    [&](int64_t begin, int64_t end) {
+                      std::vector<float> rows(static_cast<size_t>(H * OW));
+                      for (int64_t plane = begin; plane < end; ++plane) {
+                        const float* xp = x + plane * H * W;
+                        std::fill(rows.begin(), rows.end(), lowest);
+                        for (int64_t kx = 0; kx < g.kernel[1]; ++kx) {
+                          // Outputs whose tap kx lands inside the row: 0 <= ow * sw - pad_left + kx * dw < W.
+                          const int64_t shift = kx * dw - pad_left;
+                          const int64_t ow_lo = shift >= 0 ? 0 : (-shift + sw - 1) / sw;
+                          const int64_t ow_hi = std::min(OW, W - 1 - shift < 0 ? int64_t{0} : (W - 1 - shift) / sw + 1);
+                          for (int64_t h = 0; h < H; ++h) {
+                            const float* in = xp + h * W + shift;
+                            float* r = rows.data() + h * OW;
+                            for (int64_t ow = ow_lo; ow < ow_hi; ++ow) r[ow] = std::max(r[ow], in[ow * sw]);
+                          }
+                        }
+                        float* yp = y + plane * OH * OW;
+                        for (int64_t oh = 0; oh < OH; ++oh) {
+                          const DimWindow& w = dims[0][static_cast<size_t>(oh)];
+                          float* out = yp + oh * OW;
+                          std::fill(out, out + OW, lowest);
+                          for (int64_t t = w.lo; t < w.hi; ++t) {
+                            const float* r = rows.data() + (w.first + t * dh) * OW;
+                            for (int64_t ow = 0; ow < OW; ++ow) out[ow] = std::max(out[ow], r[ow]);
+                          }
+                        }
+                      }
+                    });
 }
 
 bool all_finite(const float* x, int64_t n) {
@@ -288,8 +292,10 @@ class GlobalPoolOp : public OpKernel {
           C acc = max_ ? -std::numeric_limits<C>::infinity() : C(0);
           for (int64_t i = 0; i < size; ++i) {
             const C v = load(p[i]);
-            if (max_) acc = (v > acc || std::isnan(v)) ? v : acc;
-            else acc += v;
+            if (max_)
+              acc = (v > acc || std::isnan(v)) ? v : acc;
+            else
+              acc += v;
           }
           yp[plane] = store<T>(max_ ? acc : static_cast<C>(acc / static_cast<C>(size)));
         }
@@ -310,15 +316,15 @@ struct GlobalMaxPoolOp : GlobalPoolOp {
 
 }  // namespace
 
-MPA_OP_TRAITS("", "MaxPool", {.rounding_commutes = true});
+MPA_OP_TRAITS("", "MaxPool", {.rounding_commutes = true, .precision = PrecisionClass::Exact});
 MPA_REGISTER_OP("", "MaxPool", MaxPoolOp, 1, 8, 10, 11, 12, 22);
-MPA_OP_TRAITS("", "AveragePool", {});
+MPA_OP_TRAITS("", "AveragePool", {.precision = PrecisionClass::Accumulating, .sums_in = SumsIn::Fp32});
 MPA_REGISTER_OP("", "AveragePool", AveragePoolOp, 1, 7, 10, 11, 19, 22);
-MPA_OP_TRAITS("", "LpPool", {});
+MPA_OP_TRAITS("", "LpPool", {.precision = PrecisionClass::Accumulating, .sums_in = SumsIn::Fp32});
 MPA_REGISTER_OP("", "LpPool", LpPoolOp, 1, 2, 11, 18, 22);
-MPA_OP_TRAITS("", "GlobalAveragePool", {});
+MPA_OP_TRAITS("", "GlobalAveragePool", {.precision = PrecisionClass::Accumulating, .sums_in = SumsIn::Fp32});
 MPA_REGISTER_OP("", "GlobalAveragePool", GlobalAveragePoolOp, 1, 22);
-MPA_OP_TRAITS("", "GlobalMaxPool", {.rounding_commutes = true});
+MPA_OP_TRAITS("", "GlobalMaxPool", {.rounding_commutes = true, .precision = PrecisionClass::Exact});
 MPA_REGISTER_OP("", "GlobalMaxPool", GlobalMaxPoolOp, 1, 22);
 
 }  // namespace mpa

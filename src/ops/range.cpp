@@ -32,7 +32,8 @@ class RangeOp : public OpKernel {
       visit_float(type, [&](auto tag) {
         using T = typename decltype(tag)::type;
         T* o = out.data<T>();
-        for (int64_t i = 0; i < n; ++i) o[i] = store<T>(static_cast<compute_t<T>>(start + static_cast<double>(i) * delta));
+        for (int64_t i = 0; i < n; ++i)
+          o[i] = store<T>(static_cast<compute_t<T>>(start + static_cast<double>(i) * delta));
       });
       return;
     }
@@ -44,18 +45,21 @@ class RangeOp : public OpKernel {
     if (delta > 0 && limit > start)
       n = (static_cast<uint64_t>(limit) - static_cast<uint64_t>(start) - 1) / static_cast<uint64_t>(delta) + 1;
     if (delta < 0 && limit < start)
-      n = (static_cast<uint64_t>(start) - static_cast<uint64_t>(limit) - 1) / (static_cast<uint64_t>(-(delta + 1)) + 1) + 1;
+      n = (static_cast<uint64_t>(start) - static_cast<uint64_t>(limit) - 1) /
+              (static_cast<uint64_t>(-(delta + 1)) + 1) +
+          1;
     if (n > (uint64_t{1} << 62)) fail(node.label() + ": range has " + std::to_string(n) + " elements, too many");
     Tensor& out = allocate_checked(ctx, 0, type, {static_cast<int64_t>(n)});
     visit_dtype(type, [&](auto tag) {
       using T = typename decltype(tag)::type;
       T* o = out.data<T>();
       uint64_t v = static_cast<uint64_t>(start);
-      for (uint64_t i = 0; i < n; ++i, v += static_cast<uint64_t>(delta)) o[i] = store<T>(static_cast<compute_t<T>>(static_cast<int64_t>(v)));
+      for (uint64_t i = 0; i < n; ++i, v += static_cast<uint64_t>(delta))
+        o[i] = store<T>(static_cast<compute_t<T>>(static_cast<int64_t>(v)));
     });
   }
 };
-MPA_OP_TRAITS("", "Range", {});
+MPA_OP_TRAITS("", "Range", {.precision = PrecisionClass::Exact});
 MPA_REGISTER_OP("", "Range", RangeOp, 11, 27);
 
 }  // namespace mpa

@@ -33,9 +33,12 @@ AxisSplit split_at_axis(const Shape& shape, int64_t axis) {
   AxisSplit s;
   for (int64_t i = 0; i < static_cast<int64_t>(shape.size()); ++i) {
     const int64_t d = shape[static_cast<size_t>(i)];
-    if (i < axis) s.outer *= d;
-    else if (i == axis) s.n = d;
-    else s.inner *= d;
+    if (i < axis)
+      s.outer *= d;
+    else if (i == axis)
+      s.n = d;
+    else
+      s.inner *= d;
   }
   return s;
 }
@@ -47,8 +50,10 @@ ReducePlan::ReducePlan(const Shape& in, const std::vector<int64_t>& axes, bool k
   for (size_t i = 0; i < rank; ++i) {
     kept_shape_.push_back(reduced[i] ? 1 : in[i]);
     if (!reduced[i] || keepdims) out_shape_.push_back(reduced[i] ? 1 : in[i]);
-    if (reduced[i]) reduce_count_ *= in[i];
-    else out_count_ *= in[i];
+    if (reduced[i])
+      reduce_count_ *= in[i];
+    else
+      out_count_ *= in[i];
   }
   // Merge into alternating kept/reduced groups (innermost first), dropping size-1 dims.
   struct Group {
@@ -197,25 +202,25 @@ using ReduceLogSumExpKernel = ReduceOp<ReduceLogSumExpF, 18>;
 
 }  // namespace
 
-MPA_OP_TRAITS("", "ReduceSum", {});
+MPA_OP_TRAITS("", "ReduceSum", {.precision = PrecisionClass::Accumulating, .sums_in = SumsIn::Fp32});
 MPA_REGISTER_OP("", "ReduceSum", ReduceSumKernel, 1, 11, 13);
-MPA_OP_TRAITS("", "ReduceMean", {});
+MPA_OP_TRAITS("", "ReduceMean", {.precision = PrecisionClass::Accumulating, .sums_in = SumsIn::Fp32});
 MPA_REGISTER_OP("", "ReduceMean", ReduceMeanKernel, 1, 11, 13, 18);
-MPA_OP_TRAITS("", "ReduceMax", {.rounding_commutes = true});
+MPA_OP_TRAITS("", "ReduceMax", {.rounding_commutes = true, .precision = PrecisionClass::Exact});
 MPA_REGISTER_OP("", "ReduceMax", ReduceMaxKernel, 1, 11, 12, 13, 18, 20);
-MPA_OP_TRAITS("", "ReduceMin", {.rounding_commutes = true});
+MPA_OP_TRAITS("", "ReduceMin", {.rounding_commutes = true, .precision = PrecisionClass::Exact});
 MPA_REGISTER_OP("", "ReduceMin", ReduceMinKernel, 1, 11, 12, 13, 18, 20);
-MPA_OP_TRAITS("", "ReduceProd", {});
+MPA_OP_TRAITS("", "ReduceProd", {.precision = PrecisionClass::Accumulating, .sums_in = SumsIn::Fp32});
 MPA_REGISTER_OP("", "ReduceProd", ReduceProdKernel, 1, 11, 13, 18);
-MPA_OP_TRAITS("", "ReduceL1", {});
+MPA_OP_TRAITS("", "ReduceL1", {.precision = PrecisionClass::Accumulating, .sums_in = SumsIn::Fp32});
 MPA_REGISTER_OP("", "ReduceL1", ReduceL1Kernel, 1, 11, 13, 18);
-MPA_OP_TRAITS("", "ReduceL2", {});
+MPA_OP_TRAITS("", "ReduceL2", {.precision = PrecisionClass::Accumulating, .sums_in = SumsIn::Fp32});
 MPA_REGISTER_OP("", "ReduceL2", ReduceL2Kernel, 1, 11, 13, 18);
-MPA_OP_TRAITS("", "ReduceSumSquare", {});
+MPA_OP_TRAITS("", "ReduceSumSquare", {.precision = PrecisionClass::Accumulating, .sums_in = SumsIn::Fp32});
 MPA_REGISTER_OP("", "ReduceSumSquare", ReduceSumSquareKernel, 1, 11, 13, 18);
-MPA_OP_TRAITS("", "ReduceLogSum", {});
+MPA_OP_TRAITS("", "ReduceLogSum", {.precision = PrecisionClass::Accumulating, .sums_in = SumsIn::Fp32});
 MPA_REGISTER_OP("", "ReduceLogSum", ReduceLogSumKernel, 1, 11, 13, 18);
-MPA_OP_TRAITS("", "ReduceLogSumExp", {});
+MPA_OP_TRAITS("", "ReduceLogSumExp", {.precision = PrecisionClass::Accumulating, .sums_in = SumsIn::Fp32});
 MPA_REGISTER_OP("", "ReduceLogSumExp", ReduceLogSumExpKernel, 1, 11, 13, 18);
 
 }  // namespace mpa

@@ -42,9 +42,7 @@ const Tensor& KernelContext::input(size_t i) const {
   return *inputs_[i];
 }
 
-bool KernelContext::output_requested(size_t i) const {
-  return i < node_.outputs.size() && !node_.outputs[i].empty();
-}
+bool KernelContext::output_requested(size_t i) const { return i < node_.outputs.size() && !node_.outputs[i].empty(); }
 
 Tensor& KernelContext::allocate_output(size_t i, DType dtype, Shape shape) {
   if (!(i < outputs_.size())) fail(node_.label() + ": output " + std::to_string(i) + " out of range");
@@ -103,6 +101,16 @@ bool OpRegistry::add_traits(const std::string& domain, const std::string& op_typ
 const OpTraits* OpRegistry::traits(const std::string& domain, const std::string& op_type) const {
   auto it = traits_.find({domain, op_type});
   return it == traits_.end() ? nullptr : &it->second;
+}
+
+std::string_view precision_class_name(PrecisionClass precision) {
+  switch (precision) {
+    case PrecisionClass::Exact: return "exact";
+    case PrecisionClass::Elementwise: return "elementwise";
+    case PrecisionClass::Transcendental: return "transcendental";
+    case PrecisionClass::Accumulating: return "accumulating";
+  }
+  return "elementwise";
 }
 
 const OpTraits& traits_of(const Node& node) {

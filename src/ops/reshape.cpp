@@ -65,7 +65,8 @@ class ReshapeOp : public OpKernel {
   bool allowzero_;
   std::vector<int64_t> attr_shape_;
 };
-MPA_OP_TRAITS("", "Reshape", {.rounding_commutes = true, .moves_values_only = true});
+MPA_OP_TRAITS("", "Reshape",
+              {.rounding_commutes = true, .moves_values_only = true, .precision = PrecisionClass::Exact});
 MPA_REGISTER_OP("", "Reshape", ReshapeOp, 1, 5, 13, 14, 19, 21, 23, 24, 25);
 
 class FlattenOp : public OpKernel {
@@ -75,7 +76,8 @@ class FlattenOp : public OpKernel {
     const Tensor& data = ctx.input(0);
     const int64_t rank = data.rank();
     if (axis_ < -rank || axis_ > rank)
-      fail(ctx.node().label() + ": axis " + std::to_string(axis_) + " is out of range for rank " + std::to_string(rank));
+      fail(ctx.node().label() + ": axis " + std::to_string(axis_) + " is out of range for rank " +
+           std::to_string(rank));
     const int64_t axis = axis_ < 0 ? axis_ + rank : axis_;
     const Shape& s = data.shape();
     const Shape outer(s.begin(), s.begin() + axis), inner(s.begin() + axis, s.end());
@@ -85,7 +87,8 @@ class FlattenOp : public OpKernel {
  private:
   int64_t axis_;
 };
-MPA_OP_TRAITS("", "Flatten", {.rounding_commutes = true, .moves_values_only = true});
+MPA_OP_TRAITS("", "Flatten",
+              {.rounding_commutes = true, .moves_values_only = true, .precision = PrecisionClass::Exact});
 MPA_REGISTER_OP("", "Flatten", FlattenOp, 1, 9, 11, 13, 21, 23, 24, 25);
 
 class SqueezeOp : public OpKernel {
@@ -110,7 +113,8 @@ class SqueezeOp : public OpKernel {
   int64_t opset_;
   std::vector<int64_t> attr_axes_;
 };
-MPA_OP_TRAITS("", "Squeeze", {.rounding_commutes = true, .moves_values_only = true});
+MPA_OP_TRAITS("", "Squeeze",
+              {.rounding_commutes = true, .moves_values_only = true, .precision = PrecisionClass::Exact});
 MPA_REGISTER_OP("", "Squeeze", SqueezeOp, 1, 11, 13, 21, 23, 24, 25);
 
 class UnsqueezeOp : public OpKernel {
@@ -125,8 +129,10 @@ class UnsqueezeOp : public OpKernel {
     Shape out;
     size_t next = 0;
     for (int64_t d = 0; d < out_rank; ++d) {
-      if (std::find(axes.begin(), axes.end(), d) != axes.end()) out.push_back(1);
-      else out.push_back(data.shape()[next++]);
+      if (std::find(axes.begin(), axes.end(), d) != axes.end())
+        out.push_back(1);
+      else
+        out.push_back(data.shape()[next++]);
     }
     ctx.set_output(0, data.reshaped(out));
   }
@@ -135,7 +141,8 @@ class UnsqueezeOp : public OpKernel {
   int64_t opset_;
   std::vector<int64_t> attr_axes_;
 };
-MPA_OP_TRAITS("", "Unsqueeze", {.rounding_commutes = true, .moves_values_only = true});
+MPA_OP_TRAITS("", "Unsqueeze",
+              {.rounding_commutes = true, .moves_values_only = true, .precision = PrecisionClass::Exact});
 MPA_REGISTER_OP("", "Unsqueeze", UnsqueezeOp, 1, 11, 13, 21, 23, 24, 25);
 
 }  // namespace mpa

@@ -17,9 +17,9 @@ namespace {
 enum class Mode { Nearest, Linear, Cubic };
 
 struct AxisTaps {
-  int64_t n = 0;                  // taps per output index
-  std::vector<int64_t> index;     // out * n input indices (clamped into range)
-  std::vector<double> weight;     // out * n weights
+  int64_t n = 0;                     // taps per output index
+  std::vector<int64_t> index;        // out * n input indices (clamped into range)
+  std::vector<double> weight;        // out * n weights
   std::vector<uint8_t> extrapolate;  // per output index (tf_crop_and_resize outside the input)
 };
 
@@ -163,10 +163,14 @@ class ResizeOp : public OpKernel {
   ResizeOp(const OpInit& init, bool upsample) : upsample_(upsample), opset_(init.opset()) {
     const std::string label = init.node().label();
     const std::string mode = init.get_string("mode", "nearest");
-    if (mode == "nearest") s_.mode = Mode::Nearest;
-    else if (mode == "linear" || mode == "bilinear" || mode == "trilinear") s_.mode = Mode::Linear;
-    else if (mode == "cubic" || mode == "bicubic") s_.mode = Mode::Cubic;
-    else fail(label + ": unknown mode '" + mode + "'");
+    if (mode == "nearest")
+      s_.mode = Mode::Nearest;
+    else if (mode == "linear" || mode == "bilinear" || mode == "trilinear")
+      s_.mode = Mode::Linear;
+    else if (mode == "cubic" || mode == "bicubic")
+      s_.mode = Mode::Cubic;
+    else
+      fail(label + ": unknown mode '" + mode + "'");
     if (upsample_ || opset_ < 11) {
       s_.coordinate_mode = "asymmetric";
       s_.nearest_mode = "floor";
@@ -198,7 +202,8 @@ class ResizeOp : public OpKernel {
     const std::string label = ctx.node().label();
     const Tensor& x = ctx.input(0);
     const int64_t rank = x.rank();
-    // Inputs by version: Upsample<9 attr; Upsample 9/10 and Resize 10: (X, scales); Resize 11+: (X, roi, scales, sizes).
+    // Inputs by version: Upsample<9 attr; Upsample 9/10 and Resize 10: (X, scales); Resize 11+: (X, roi, scales,
+    // sizes).
     std::vector<double> scales_in, sizes_in, roi;
     if (upsample_ && opset_ < 9) {
       scales_in.assign(attr_scales_.begin(), attr_scales_.end());
@@ -284,7 +289,7 @@ class ResizeOp : public OpKernel {
         run<T, T>(x, y, out_shape, work, scale, roi_start, roi_end);
       } else {
         run<T, std::conditional_t<std::is_same_v<compute_t<T>, float>, float, double>>(x, y, out_shape, work, scale,
-                                                                                             roi_start, roi_end);
+                                                                                       roi_start, roi_end);
       }
     });
   }
@@ -296,8 +301,10 @@ class ResizeOp : public OpKernel {
            const std::vector<double>& roi_end) const {
     std::vector<V> cur(static_cast<size_t>(x.numel())), next;
     const T* px = static_cast<const T*>(x.raw());
-    if constexpr (std::is_same_v<T, V>) std::copy(px, px + x.numel(), cur.begin());
-    else widen(px, cur.data(), x.numel());
+    if constexpr (std::is_same_v<T, V>)
+      std::copy(px, px + x.numel(), cur.begin());
+    else
+      widen(px, cur.data(), x.numel());
     Shape dims = x.shape();
     for (int64_t d : work) {
       const auto a = static_cast<size_t>(d);
@@ -307,10 +314,12 @@ class ResizeOp : public OpKernel {
       const AxisTaps taps = build_taps(s_, dims[a], out_shape[a], scale[a], roi_start[a], roi_end[a]);
       next.resize(static_cast<size_t>(outer * out_shape[a] * inner));
       V extrapolation{};
-      if constexpr (std::is_floating_point_v<V>) extrapolation = static_cast<V>(s_.extrapolation);
+      if constexpr (std::is_floating_point_v<V>)
+        extrapolation = static_cast<V>(s_.extrapolation);
       else if constexpr (std::is_same_v<V, Float16> || std::is_same_v<V, BFloat16>)
         extrapolation = store<V>(static_cast<float>(s_.extrapolation));
-      else extrapolation = static_cast<V>(s_.extrapolation);
+      else
+        extrapolation = static_cast<V>(s_.extrapolation);
       resize_axis(cur.data(), next.data(), outer, dims[a], out_shape[a], inner, taps, s_.mode == Mode::Nearest,
                   extrapolation);
       dims[a] = out_shape[a];
@@ -346,9 +355,9 @@ struct UpsampleKernel : ResizeOp {
 
 }  // namespace
 
-MPA_OP_TRAITS("", "Resize", {});
+MPA_OP_TRAITS("", "Resize", {.precision = PrecisionClass::Elementwise});
 MPA_REGISTER_OP("", "Resize", ResizeKernel, 10, 11, 13, 18, 19);
-MPA_OP_TRAITS("", "Upsample", {});
+MPA_OP_TRAITS("", "Upsample", {.precision = PrecisionClass::Elementwise});
 MPA_REGISTER_OP("", "Upsample", UpsampleKernel, 1, 7, 9, 10);
 
 }  // namespace mpa

@@ -45,7 +45,7 @@ class RnnOp : public OpKernel {
 
 }  // namespace
 
-MPA_OP_TRAITS("", "RNN", {});
+MPA_OP_TRAITS("", "RNN", {.precision = PrecisionClass::Accumulating, .sums_in = SumsIn::GemmSetting});
 MPA_REGISTER_OP("", "RNN", RnnOp, 1, 7, 14, 22);
 
 }  // namespace mpa

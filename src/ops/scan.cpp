@@ -9,7 +9,8 @@ namespace mpa {
 namespace {
 
 int64_t normalized_axis(int64_t axis, int64_t rank, const std::string& what) {
-  if (axis < -rank || axis >= rank) fail(what + ": axis " + std::to_string(axis) + " out of range for rank " + std::to_string(rank));
+  if (axis < -rank || axis >= rank)
+    fail(what + ": axis " + std::to_string(axis) + " out of range for rank " + std::to_string(rank));
   return axis < 0 ? axis + rank : axis;
 }
 
@@ -25,7 +26,8 @@ class ScanOp : public OpKernel {
     const std::string label = init.node().label();
     const int64_t inputs = int64_t(init.node().inputs.size());
     if (scan_inputs_ < 1 || scan_inputs_ > inputs)
-      fail(label + ": num_scan_inputs " + std::to_string(scan_inputs_) + " does not fit its " + std::to_string(inputs) + " inputs");
+      fail(label + ": num_scan_inputs " + std::to_string(scan_inputs_) + " does not fit its " + std::to_string(inputs) +
+           " inputs");
     if (int64_t(body_.graph().inputs.size()) != inputs)
       fail(label + ": the body takes " + std::to_string(body_.graph().inputs.size()) + " inputs, the node gives " +
            std::to_string(inputs));
@@ -36,7 +38,8 @@ class ScanOp : public OpKernel {
     const size_t states = ctx.num_inputs() - size_t(scan_inputs_);
     const size_t scan_outputs = body_.graph().outputs.size() - states;
     if (ctx.num_outputs() != states + scan_outputs)
-      fail(label + ": has " + std::to_string(ctx.num_outputs()) + " outputs, the body gives " + std::to_string(states + scan_outputs));
+      fail(label + ": has " + std::to_string(ctx.num_outputs()) + " outputs, the body gives " +
+           std::to_string(states + scan_outputs));
     int64_t steps = -1;
     std::vector<int64_t> axes(static_cast<size_t>(scan_inputs_));
     for (int64_t j = 0; j < scan_inputs_; ++j) {
@@ -63,8 +66,10 @@ class ScanOp : public OpKernel {
     for (size_t i = 0; i < states; ++i) ctx.set_output(i, std::move(carried[i]));
     for (size_t k = 0; k < scan_outputs; ++k) {
       if (stacked[k].empty()) fail(label + ": no scan steps to stack (scan inputs of length 0)");
-      if (k < output_directions_.size() && output_directions_[k] != 0) std::reverse(stacked[k].begin(), stacked[k].end());
-      const int64_t axis = normalized_axis(k < output_axes_.size() ? output_axes_[k] : 0, stacked[k][0].rank() + 1, label);
+      if (k < output_directions_.size() && output_directions_[k] != 0)
+        std::reverse(stacked[k].begin(), stacked[k].end());
+      const int64_t axis =
+          normalized_axis(k < output_axes_.size() ? output_axes_[k] : 0, stacked[k][0].rank() + 1, label);
       ctx.set_output(states + k, stack_along(stacked[k], axis, label));
     }
   }
@@ -77,7 +82,7 @@ class ScanOp : public OpKernel {
 
 }  // namespace
 
-MPA_OP_TRAITS("", "Scan", {});
+MPA_OP_TRAITS("", "Scan", {.precision = PrecisionClass::Exact});
 MPA_REGISTER_OP("", "Scan", ScanOp, 9, 11, 16, 19, 21);
 
 }  // namespace mpa

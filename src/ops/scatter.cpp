@@ -25,7 +25,8 @@ Reduction parse_reduction(const OpInit& init) {
 }
 
 // a (op) b. Integers wrap instead of overflowing; bool add/mul/max/min are or/and/or/and.
-template <class T> T reduce(Reduction op, T a, T b) {
+template <class T>
+T reduce(Reduction op, T a, T b) {
   if constexpr (std::is_same_v<T, bool>) {
     return (op == Reduction::Add || op == Reduction::Max) ? (a || b) : (a && b);
   } else if constexpr (std::is_integral_v<T>) {
@@ -53,7 +54,8 @@ template <class T> T reduce(Reduction op, T a, T b) {
 void scatter(KernelContext& ctx, const Tensor& data, const Tensor& updates, const std::vector<int64_t>& offsets,
              int64_t slice, Reduction op) {
   if (updates.dtype() != data.dtype())
-    fail(ctx.node().label() + ": updates have type " + dtype_name(updates.dtype()) + " but data has " + dtype_name(data.dtype()));
+    fail(ctx.node().label() + ": updates have type " + dtype_name(updates.dtype()) + " but data has " +
+         dtype_name(data.dtype()));
   Tensor& out = allocate_checked(ctx, 0, data.dtype(), data.shape());
   if (out.nbytes() > 0) std::memcpy(out.raw(), data.raw(), out.nbytes());
   const size_t bytes = static_cast<size_t>(slice) * dtype_size(data.dtype());
@@ -89,14 +91,15 @@ class ScatterNDOp : public OpKernel {
     Shape expected(is.begin(), is.end() - 1);
     expected.insert(expected.end(), data.shape().begin() + is.back(), data.shape().end());
     if (updates.shape() != expected)
-      fail(ctx.node().label() + ": updates have shape " + shape_str(updates.shape()) + ", expected " + shape_str(expected));
+      fail(ctx.node().label() + ": updates have shape " + shape_str(updates.shape()) + ", expected " +
+           shape_str(expected));
     scatter(ctx, data, updates, offsets, slice, reduction_);
   }
 
  private:
   Reduction reduction_;
 };
-MPA_OP_TRAITS("", "ScatterND", {});
+MPA_OP_TRAITS("", "ScatterND", {.precision = PrecisionClass::Exact});
 MPA_REGISTER_OP("", "ScatterND", ScatterNDOp, 11, 13, 16, 18);
 
 // ScatterElements (and Scatter, its deprecated name without reduction).
@@ -109,8 +112,8 @@ class ScatterElementsOp : public OpKernel {
     const Tensor& updates = ctx.input(2);
     const int64_t axis = normalize_axis(ctx.node(), axis_, data.rank());
     if (updates.shape() != indices.shape())
-      fail(ctx.node().label() + ": updates " + shape_str(updates.shape()) + " and indices " + shape_str(indices.shape()) +
-           " must have the same shape");
+      fail(ctx.node().label() + ": updates " + shape_str(updates.shape()) + " and indices " +
+           shape_str(indices.shape()) + " must have the same shape");
     scatter(ctx, data, updates, element_offsets(ctx.node(), indices, data.shape(), axis), 1, reduction_);
   }
 
@@ -118,9 +121,9 @@ class ScatterElementsOp : public OpKernel {
   int64_t axis_;
   Reduction reduction_;
 };
-MPA_OP_TRAITS("", "ScatterElements", {});
+MPA_OP_TRAITS("", "ScatterElements", {.precision = PrecisionClass::Exact});
 MPA_REGISTER_OP("", "ScatterElements", ScatterElementsOp, 11, 13, 16, 18);
-MPA_OP_TRAITS("", "Scatter", {});
+MPA_OP_TRAITS("", "Scatter", {.precision = PrecisionClass::Exact});
 MPA_REGISTER_OP("", "Scatter", ScatterElementsOp, 9, 11);
 
 }  // namespace mpa

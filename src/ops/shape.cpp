@@ -21,17 +21,15 @@ class ShapeOp : public OpKernel {
  private:
   int64_t start_, end_;
 };
-MPA_OP_TRAITS("", "Shape", {});
+MPA_OP_TRAITS("", "Shape", {.precision = PrecisionClass::Exact});
 MPA_REGISTER_OP("", "Shape", ShapeOp, 1, 13, 15, 19, 21, 23, 24, 25);
 
 class SizeOp : public OpKernel {
  public:
   explicit SizeOp(const OpInit&) {}
-  void compute(KernelContext& ctx) const override {
-    ctx.set_output(0, Tensor::scalar<int64_t>(ctx.input(0).numel()));
-  }
+  void compute(KernelContext& ctx) const override { ctx.set_output(0, Tensor::scalar<int64_t>(ctx.input(0).numel())); }
 };
-MPA_OP_TRAITS("", "Size", {});
+MPA_OP_TRAITS("", "Size", {.precision = PrecisionClass::Exact});
 MPA_REGISTER_OP("", "Size", SizeOp, 1, 13, 19, 21, 23, 24, 25);
 
 }  // namespace mpa

@@ -28,13 +28,15 @@ class SliceOp : public OpKernel {
       if (ctx.has_input(4)) steps = index_values(node, ctx.input(4));
     }
     if (ends.size() != starts.size())
-      fail(node.label() + ": starts has " + std::to_string(starts.size()) + " values but ends has " + std::to_string(ends.size()));
+      fail(node.label() + ": starts has " + std::to_string(starts.size()) + " values but ends has " +
+           std::to_string(ends.size()));
     if (axes.empty() && !(opset_ >= 10 && ctx.has_input(3)))
       for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
     if (steps.empty() && !(opset_ >= 10 && ctx.has_input(4))) steps.assign(starts.size(), 1);
     if (axes.size() != starts.size() || steps.size() != starts.size())
       fail(node.label() + ": starts, ends, axes and steps must have the same length (" + std::to_string(starts.size()) +
-           ", " + std::to_string(ends.size()) + ", " + std::to_string(axes.size()) + ", " + std::to_string(steps.size()) + ")");
+           ", " + std::to_string(ends.size()) + ", " + std::to_string(axes.size()) + ", " +
+           std::to_string(steps.size()) + ")");
     axes = normalize_axes(node, axes, rank);
 
     const std::vector<int64_t> in_strides = contiguous_strides(in.shape());
@@ -54,7 +56,8 @@ class SliceOp : public OpKernel {
       } else if (step > 0) {
         start = std::clamp<int64_t>(start, 0, dim);
         end = std::clamp<int64_t>(end, 0, dim);
-        if (end > start) count = static_cast<int64_t>((static_cast<uint64_t>(end - start) - 1) / static_cast<uint64_t>(step) + 1);
+        if (end > start)
+          count = static_cast<int64_t>((static_cast<uint64_t>(end - start) - 1) / static_cast<uint64_t>(step) + 1);
       } else {
         start = std::clamp<int64_t>(start, 0, dim - 1);
         end = std::clamp<int64_t>(end, -1, dim - 1);
@@ -75,7 +78,7 @@ class SliceOp : public OpKernel {
   int64_t opset_;
   std::vector<int64_t> starts_attr_, ends_attr_, axes_attr_;
 };
-MPA_OP_TRAITS("", "Slice", {.rounding_commutes = true});
+MPA_OP_TRAITS("", "Slice", {.rounding_commutes = true, .precision = PrecisionClass::Exact});
 MPA_REGISTER_OP("", "Slice", SliceOp, 1, 10, 11, 13);
 
 }  // namespace mpa

@@ -21,12 +21,15 @@ MPA_VECTOR_CLONES void softmax_rows(const T* in, T* out, int64_t begin, int64_t 
     if constexpr (std::is_same_v<T, A>) {  // float/double contiguous rows keep the exponentials in the output
       if (inner == 1) tmp = out + offset;
     }
-    if (inner == 1) Row{}(in + offset, out + offset, n, int64_t{1}, tmp);  // constant stride: contiguous loops
-    else Row{}(in + offset, out + offset, n, inner, tmp);
+    if (inner == 1)
+      Row{}(in + offset, out + offset, n, int64_t{1}, tmp);  // constant stride: contiguous loops
+    else
+      Row{}(in + offset, out + offset, n, inner, tmp);
   }
 }
 
-template <class Row> class SoftmaxFamilyOp : public OpKernel {
+template <class Row>
+class SoftmaxFamilyOp : public OpKernel {
  public:
   explicit SoftmaxFamilyOp(const OpInit& init)
       : coerce_2d_(init.opset() < 13), axis_(init.get_int("axis", init.opset() < 13 ? 1 : -1)) {}
@@ -67,11 +70,11 @@ using HardmaxKernel = SoftmaxFamilyOp<HardmaxRow>;
 
 }  // namespace
 
-MPA_OP_TRAITS("", "Softmax", {});
+MPA_OP_TRAITS("", "Softmax", {.precision = PrecisionClass::Accumulating, .sums_in = SumsIn::Fp32});
 MPA_REGISTER_OP("", "Softmax", SoftmaxKernel, 1, 11, 13);
-MPA_OP_TRAITS("", "LogSoftmax", {});
+MPA_OP_TRAITS("", "LogSoftmax", {.precision = PrecisionClass::Accumulating, .sums_in = SumsIn::Fp32});
 MPA_REGISTER_OP("", "LogSoftmax", LogSoftmaxKernel, 1, 11, 13);
-MPA_OP_TRAITS("", "Hardmax", {});
+MPA_OP_TRAITS("", "Hardmax", {.precision = PrecisionClass::Exact});
 MPA_REGISTER_OP("", "Hardmax", HardmaxKernel, 1, 11, 13);
 
 }  // namespace mpa

@@ -62,7 +62,8 @@ class TopKOp : public OpKernel {
                           for (int64_t l = b; l < e; ++l) {
                             const int64_t o = l / s.inner, j = l % s.inner;
                             const T* src = in + o * s.n * s.inner + j;
-                            for (int64_t i = 0; i < s.n; ++i) row[static_cast<size_t>(i)] = {static_cast<A>(load(src[i * s.inner])), i};
+                            for (int64_t i = 0; i < s.n; ++i)
+                              row[static_cast<size_t>(i)] = {static_cast<A>(load(src[i * s.inner])), i};
                             std::partial_sort(row.begin(), row.begin() + k, row.end(), before);
                             const int64_t dst = o * k * s.inner + j;
                             for (int64_t i = 0; i < k; ++i) {
@@ -82,7 +83,7 @@ class TopKOp : public OpKernel {
 
 }  // namespace
 
-MPA_OP_TRAITS("", "TopK", {});
+MPA_OP_TRAITS("", "TopK", {.precision = PrecisionClass::Exact});
 MPA_REGISTER_OP("", "TopK", TopKOp, 1, 10, 11, 24);
 
 }  // namespace mpa

@@ -55,7 +55,8 @@ class TransposeOp : public OpKernel {
   std::vector<int64_t> perm_;
   bool has_perm_;
 };
-MPA_OP_TRAITS("", "Transpose", {.rounding_commutes = true, .moves_values_only = true});
+MPA_OP_TRAITS("", "Transpose",
+              {.rounding_commutes = true, .moves_values_only = true, .precision = PrecisionClass::Exact});
 MPA_REGISTER_OP("", "Transpose", TransposeOp, 1, 13, 21, 23, 24, 25);
 
 namespace {
@@ -81,18 +82,21 @@ class DepthToSpaceOp : public OpKernel {
     const auto [n, c, h, w] = nchw(ctx, blocksize_);
     const int64_t b = blocksize_;
     if (c % (b * b) != 0)
-      fail(ctx.node().label() + ": channels " + std::to_string(c) + " not divisible by blocksize^2 = " + std::to_string(b * b));
+      fail(ctx.node().label() + ": channels " + std::to_string(c) +
+           " not divisible by blocksize^2 = " + std::to_string(b * b));
     const int64_t oc = c / (b * b);
     const Shape out{n, oc, h * b, w * b};
-    if (crd_) permute_into(ctx, ctx.input(0), {n, oc, b, b, h, w}, {0, 1, 4, 2, 5, 3}, out);
-    else permute_into(ctx, ctx.input(0), {n, b, b, oc, h, w}, {0, 3, 4, 1, 5, 2}, out);
+    if (crd_)
+      permute_into(ctx, ctx.input(0), {n, oc, b, b, h, w}, {0, 1, 4, 2, 5, 3}, out);
+    else
+      permute_into(ctx, ctx.input(0), {n, b, b, oc, h, w}, {0, 3, 4, 1, 5, 2}, out);
   }
 
  private:
   int64_t blocksize_;
   bool crd_;
 };
-MPA_OP_TRAITS("", "DepthToSpace", {.rounding_commutes = true});
+MPA_OP_TRAITS("", "DepthToSpace", {.rounding_commutes = true, .precision = PrecisionClass::Exact});
 MPA_REGISTER_OP("", "DepthToSpace", DepthToSpaceOp, 1, 11, 13);
 
 class SpaceToDepthOp : public OpKernel {
@@ -110,7 +114,7 @@ class SpaceToDepthOp : public OpKernel {
  private:
   int64_t blocksize_;
 };
-MPA_OP_TRAITS("", "SpaceToDepth", {.rounding_commutes = true});
+MPA_OP_TRAITS("", "SpaceToDepth", {.rounding_commutes = true, .precision = PrecisionClass::Exact});
 MPA_REGISTER_OP("", "SpaceToDepth", SpaceToDepthOp, 1, 13);
 
 }  // namespace mpa

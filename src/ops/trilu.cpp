@@ -39,13 +39,14 @@ class TriluOp : public OpKernel {
  private:
   bool upper_;
 };
-MPA_OP_TRAITS("", "Trilu", {});
+MPA_OP_TRAITS("", "Trilu", {.precision = PrecisionClass::Exact});
 MPA_REGISTER_OP("", "Trilu", TriluOp, 14);
 
 // Ones on the diagonal j = i + k of a 2-D tensor shaped like the input; dtype attribute or the input's.
 class EyeLikeOp : public OpKernel {
  public:
-  explicit EyeLikeOp(const OpInit& init) : dtype_(static_cast<int32_t>(init.get_int("dtype", 0))), k_(init.get_int("k", 0)) {
+  explicit EyeLikeOp(const OpInit& init)
+      : dtype_(static_cast<int32_t>(init.get_int("dtype", 0))), k_(init.get_int("k", 0)) {
     if (dtype_ != 0 && !dtype_is_supported(dtype_))
       throw UnsupportedType(init.node().label() + ": dtype " + onnx_type_name(dtype_) + " is not supported");
   }
@@ -69,7 +70,7 @@ class EyeLikeOp : public OpKernel {
   int32_t dtype_;
   int64_t k_;
 };
-MPA_OP_TRAITS("", "EyeLike", {});
+MPA_OP_TRAITS("", "EyeLike", {.precision = PrecisionClass::Exact});
 MPA_REGISTER_OP("", "EyeLike", EyeLikeOp, 9, 22);
 
 }  // namespace mpa

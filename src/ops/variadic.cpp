@@ -8,7 +8,8 @@
 
 namespace mpa {
 
-template <class F, TypeSet S, bool kMean = false> class VariadicOp : public OpKernel {
+template <class F, TypeSet S, bool kMean = false>
+class VariadicOp : public OpKernel {
  public:
   explicit VariadicOp(const OpInit&) {}
   void compute(KernelContext& ctx) const override {
@@ -33,32 +34,32 @@ template <class F, TypeSet S, bool kMean = false> class VariadicOp : public OpKe
       const F f{};
       for_each_broadcast_span(out_shape, shapes, cpu::kElementwiseGrain,
                               [&](int64_t o, const int64_t* off, const int64_t* step, int64_t length) {
-        constexpr int64_t kBlock = 512;
-        C acc[kBlock];
-        for (int64_t start = 0; start < length; start += kBlock) {
-          const int64_t m = std::min(kBlock, length - start);
-          for (size_t k = 0; k < n; ++k) {
-            const T* p = in[k] + off[k] + start * step[k];
-            if (k == 0 && step[k]) {
-              for (int64_t i = 0; i < m; ++i) acc[i] = load(p[i]);
-            } else if (k == 0) {
-              std::fill(acc, acc + m, load(*p));
-            } else if (step[k]) {
-              for (int64_t i = 0; i < m; ++i) acc[i] = f(acc[i], load(p[i]));
-            } else {
-              const C v = load(*p);
-              for (int64_t i = 0; i < m; ++i) acc[i] = f(acc[i], v);
-            }
-          }
-          T* q = out + o + start;
-          if constexpr (kMean) {
-            const C count = static_cast<C>(n);
-            for (int64_t i = 0; i < m; ++i) q[i] = store<T>(acc[i] / count);
-          } else {
-            for (int64_t i = 0; i < m; ++i) q[i] = store<T>(acc[i]);
-          }
-        }
-      });
+                                constexpr int64_t kBlock = 512;
+                                C acc[kBlock];
+                                for (int64_t start = 0; start < length; start += kBlock) {
+                                  const int64_t m = std::min(kBlock, length - start);
+                                  for (size_t k = 0; k < n; ++k) {
+                                    const T* p = in[k] + off[k] + start * step[k];
+                                    if (k == 0 && step[k]) {
+                                      for (int64_t i = 0; i < m; ++i) acc[i] = load(p[i]);
+                                    } else if (k == 0) {
+                                      std::fill(acc, acc + m, load(*p));
+                                    } else if (step[k]) {
+                                      for (int64_t i = 0; i < m; ++i) acc[i] = f(acc[i], load(p[i]));
+                                    } else {
+                                      const C v = load(*p);
+                                      for (int64_t i = 0; i < m; ++i) acc[i] = f(acc[i], v);
+                                    }
+                                  }
+                                  T* q = out + o + start;
+                                  if constexpr (kMean) {
+                                    const C count = static_cast<C>(n);
+                                    for (int64_t i = 0; i < m; ++i) q[i] = store<T>(acc[i] / count);
+                                  } else {
+                                    for (int64_t i = 0; i < m; ++i) q[i] = store<T>(acc[i]);
+                                  }
+                                }
+                              });
     });
   }
 };
@@ -68,13 +69,13 @@ using MeanOp = VariadicOp<AddF, TypeSet::Float, true>;
 using MinOp = VariadicOp<MinF, TypeSet::Numeric>;
 using MaxOp = VariadicOp<MaxF, TypeSet::Numeric>;
 
-MPA_OP_TRAITS("", "Sum", {});
+MPA_OP_TRAITS("", "Sum", {.precision = PrecisionClass::Accumulating, .sums_in = SumsIn::Fp32});
 MPA_REGISTER_OP("", "Sum", SumOp, 1, 6, 8, 13);
-MPA_OP_TRAITS("", "Mean", {});
+MPA_OP_TRAITS("", "Mean", {.precision = PrecisionClass::Accumulating, .sums_in = SumsIn::Fp32});
 MPA_REGISTER_OP("", "Mean", MeanOp, 1, 6, 8, 13);
-MPA_OP_TRAITS("", "Min", {.rounding_commutes = true});
+MPA_OP_TRAITS("", "Min", {.rounding_commutes = true, .precision = PrecisionClass::Exact});
 MPA_REGISTER_OP("", "Min", MinOp, 1, 6, 8, 12, 13);
-MPA_OP_TRAITS("", "Max", {.rounding_commutes = true});
+MPA_OP_TRAITS("", "Max", {.rounding_commutes = true, .precision = PrecisionClass::Exact});
 MPA_REGISTER_OP("", "Max", MaxOp, 1, 6, 8, 12, 13);
 
 }  // namespace mpa

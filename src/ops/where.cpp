@@ -26,7 +26,7 @@ class WhereOp : public OpKernel {
   }
 };
 
-MPA_OP_TRAITS("", "Where", {.rounding_commutes = true});
+MPA_OP_TRAITS("", "Where", {.rounding_commutes = true, .precision = PrecisionClass::Exact});
 MPA_REGISTER_OP("", "Where", WhereOp, 9, 16);
 
 }  // namespace mpa

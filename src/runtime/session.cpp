@@ -345,9 +345,10 @@ std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::v
     const Tensor& value = table.values[size_t(slot)];
     const Format have = table.format[size_t(slot)];
     // An FP32 consumer reads narrower values exactly as they are (float64 ones too, unless it computes in a
-    // target format); anything else needs them on its own grid.
-    const bool as_they_are = have == storage || (storage == Format::FP32 && have != Format::FP64 &&
-                                                 !(narrow_doubles && value.dtype() == DType::Float64));
+    // target format, which narrows them even where it stores as FP32, TF32); anything else needs them on its
+    // own grid.
+    const bool narrowing = narrow_doubles && value.dtype() == DType::Float64 && storage != Format::FP64;
+    const bool as_they_are = !narrowing && (have == storage || (storage == Format::FP32 && have != Format::FP64));
     if (as_they_are && value.device() == at.device()) return &value;
     const auto key = std::make_tuple(slot, as_they_are ? kAsStored : static_cast<int>(storage), at.device());
     auto c = table.copies.find(key);

@@ -10,7 +10,8 @@ inline void as_schema_two(nlohmann::json& report) {
   report["schema"] = "mpaudit.report/2";
   report["config"].erase("backend");
   report.erase("placement");
-  for (auto& node : report["nodes"]) node.erase("fallbacks");
+  for (auto& node : report["nodes"])
+    for (const char* key : {"fallbacks", "op_class", "sums_in"}) node.erase(key);
 }
 
 // Schema 1: before traced consequences, the root/harm fields of node verdicts and verified advice.

@@ -29,3 +29,26 @@ TEST(OpTraits, ValueMovingOpsAreSelectionsAndArithmeticIsNeither) {
   unknown.op_type = "NoSuchOp";
   EXPECT_FALSE(traits_of(unknown).rounding_commutes);
 }
+
+// Precision classes: an op that selects values is exact (rounding commutes with it, so it has no rounding of
+// its own); GEMM-like ops sum as the --accumulate setting says, reductions, softmax and normalisations in FP32.
+TEST(OpTraits, PrecisionClassesAndWhereSumsRun) {
+  const OpRegistry& registry = OpRegistry::instance();
+  for (const OpRegistry::Entry& e : registry.entries()) {
+    const OpTraits& t = *registry.traits(e.domain, e.op_type);
+    if (t.rounding_commutes) {
+      EXPECT_EQ(t.precision, PrecisionClass::Exact) << e.op_type;
+    }
+    EXPECT_EQ(t.sums_in != SumsIn::None, t.precision == PrecisionClass::Accumulating) << e.op_type;
+  }
+  for (const char* op : {"MatMul", "Gemm", "Conv", "ConvTranspose", "Einsum", "LSTM", "GRU", "RNN"})
+    EXPECT_EQ(registry.traits("", op)->sums_in, SumsIn::GemmSetting) << op;
+  for (const char* op : {"ReduceSum", "ReduceMean", "Softmax", "LayerNormalization", "AveragePool", "CumSum"})
+    EXPECT_EQ(registry.traits("", op)->sums_in, SumsIn::Fp32) << op;
+  for (const char* op : {"Exp", "Tanh", "Erf", "Pow", "Sigmoid", "Gelu"})
+    EXPECT_EQ(registry.traits("", op)->precision, PrecisionClass::Transcendental) << op;
+  for (const char* op : {"Add", "Div", "Sqrt", "Cast"})
+    EXPECT_EQ(registry.traits("", op)->precision, PrecisionClass::Elementwise) << op;
+  for (const char* op : {"Relu", "MaxPool", "Gather", "Equal", "ArgMax", "Where"})
+    EXPECT_EQ(registry.traits("", op)->precision, PrecisionClass::Exact) << op;
+}
