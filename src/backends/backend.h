@@ -6,7 +6,6 @@
 // and makes every transfer itself; `mpaudit devices` lists the backends with their state.
 #pragma once
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -61,9 +60,7 @@ void add_backend(const Backend& backend);
 const Backend& backend_named(const std::string& name);
 // The backend owning tensors on `device` (fails for a device no backend owns).
 const Backend& backend_of(const Device& device);
-// The CPU backend: every node falls back to it, and host-side work (the audit's probes) runs on its threads.
+// The CPU backend: every node falls back to it, and it stores and converts the audit's host tensors.
 const Backend& host_backend();
-// Runs body(begin, end) over [0, n) on the host backend's threads, `grain` the least work worth a thread.
-void host_parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& body);
 
 }  // namespace mpa

@@ -66,10 +66,6 @@ void add_backend(const Backend& backend) {
 
 const Backend& host_backend() { return cpu_backend(); }
 
-void host_parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& body) {
-  cpu::parallel_for(n, grain, body);
-}
-
 const Backend& backend_of(const Device& device) {
   for (const Backend* b : backends())
     if (b->device() == device) return *b;
