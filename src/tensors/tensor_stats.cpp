@@ -219,10 +219,26 @@ TensorStats analyse_tensor(const Tensor& t, std::span<const Format> formats, dou
   stats.histogram = stats.magnitudes.exp_histogram(stats.range.zeros, stats.range.pos_inf + stats.range.neg_inf,
                                                    stats.range.nan);
   const double absmax = stats.range.absmax();
+  // Significant flushes need the absmax: a second pass, one for every format where something flushed.
+  std::vector<size_t> flushing;
+  std::vector<double> relevant(formats.size());
+  for (size_t k = 0; k < formats.size(); ++k) {
+    relevant[k] = FormatFit::significant_flush_threshold(formats[k], absmax);
+    if (total.fits[k].flush_to_zero > 0) flushing.push_back(k);
+  }
+  if (!flushing.empty()) {
+    cpu::parallel_for(chunks, 1, [&](int64_t first, int64_t last) {
+      std::vector<int64_t> counts(formats.size());
+      for (int64_t c = first; c < last; ++c) {
+        const int64_t begin = c * probes::kChunk, end = std::min(n, begin + probes::kChunk);
+        for (size_t k : flushing) counts[k] += FormatFit::significant_flushes_in(t, begin, end, relevant[k], bounds[k]);
+      }
+      const std::lock_guard<std::mutex> lock(merging);
+      for (size_t k : flushing) total.fits[k].significant_flush += counts[k];
+    });
+  }
   for (size_t k = 0; k < formats.size(); ++k) {
     FormatFigures figures{formats[k], total.fits[k], FormatFit::headroom_bits(formats[k], absmax), {}};
-    if (figures.fit.flush_to_zero > 0)
-      figures.fit.significant_flush = FormatFit::count_significant_flushes(t, formats[k], absmax);
     figures.window = scale_window(stats.magnitudes, absmax, stats.nonfinite(), formats[k], max_flush_fraction);
     stats.formats.push_back(std::move(figures));
   }
