@@ -203,7 +203,7 @@ struct TensorHistogramPanel {
     ImGui::Checkbox("log counts", &log_counts);
     exponent_histogram("histogram", {&t.histogram, "values"}, {}, parse_format(s.target_name()), log_counts,
                        {scale_log2, f->window_lo_log2, f->window_hi_log2});
-    ImGui::TextDisabled("dashed: the flush edge at the smallest safe scale and the overflow edge at the largest");
+    ImGui::TextDisabled("dashed: flush edge at the smallest safe scale, overflow edge at the largest");
     ImGui::Text("min %s  max %s  absmax %s  NaN %lld  Inf %lld  headroom %s bits", format_number(t.min).c_str(),
                 format_number(t.max).c_str(), format_number(t.absmax).c_str(), static_cast<long long>(t.nan),
                 static_cast<long long>(t.inf), format_number(f->headroom_bits).c_str());

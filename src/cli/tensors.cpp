@@ -2,6 +2,7 @@
 // formats, recommend a loss scale and simulate dynamic loss scaling over a sequence of steps, and count
 // the updates that vanish without FP32 master weights. Writes the JSON report, prints a short summary and
 // exits 1 when a --fail-on gate fails (2 on bad input, as every command).
+#include <algorithm>
 #include <cstdio>
 
 #include "backends/cpu/parallel.h"
@@ -80,6 +81,39 @@ void print_tensor_table(const TensorAudit& audit) {
     }
 }
 
+// Per weight over all steps (a long run has a pair per weight and step): the share of its updates that
+// vanish in each format, and the step where the most vanish in fp16.
+void print_master_weights(const TensorAudit& audit) {
+  struct Totals {
+    std::string update, worst_step;
+    int64_t updated = 0;
+    std::vector<int64_t> vanished = std::vector<int64_t>(std::size(tensors::kMasterWeightFormats));
+    double worst = -1;
+  };
+  std::vector<std::pair<std::string, Totals>> weights;  // first-seen order
+  for (const auto& m : audit.master) {
+    auto at = std::find_if(weights.begin(), weights.end(), [&](const auto& w) { return w.first == m.weight; });
+    if (at == weights.end()) at = weights.insert(weights.end(), {m.weight, Totals{m.update, "", 0}});
+    Totals& t = at->second;
+    t.updated += m.figures.updated;
+    for (size_t k = 0; k < t.vanished.size(); ++k) t.vanished[k] += m.figures.vanished[k];
+    const double fp16 = m.figures.updated ? double(m.figures.vanished[0]) / double(m.figures.updated) : 0;
+    if (fp16 > t.worst) {
+      t.worst = fp16;
+      t.worst_step = m.step;
+    }
+  }
+  for (const auto& [weight, t] : weights) {
+    std::printf("master weights %s + %s: %lld updated elements; vanish in", weight.c_str(), t.update.c_str(),
+                static_cast<long long>(t.updated));
+    for (size_t k = 0; k < t.vanished.size(); ++k)
+      std::printf(" %s %s", std::string(format_name(tensors::kMasterWeightFormats[k])).c_str(),
+                  percent(t.updated ? double(t.vanished[k]) / double(t.updated) : 0).c_str());
+    if (audit.steps.size() > 1) std::printf(" (fp16 worst %s at %s)", percent(t.worst).c_str(), t.worst_step.c_str());
+    std::printf("\n");
+  }
+}
+
 void print_summary(const TensorAudit& audit) {
   int64_t count = 0;
   for (const auto& step : audit.steps) count += static_cast<int64_t>(step.tensors.size());
@@ -113,15 +147,7 @@ void print_summary(const TensorAudit& audit) {
       if (step.skipped && shown++ < 10)
         std::printf("  skip %s at 2^%d: %s\n", step.step.c_str(), step.scale_log2, step.reason.c_str());
   }
-  for (const auto& m : audit.master) {
-    std::printf("master weights %s/%s + %s: %lld updated elements; vanish in", m.step.c_str(), m.weight.c_str(),
-                m.update.c_str(), static_cast<long long>(m.figures.updated));
-    for (size_t k = 0; k < std::size(tensors::kMasterWeightFormats); ++k)
-      std::printf(" %s %s", std::string(format_name(tensors::kMasterWeightFormats[k])).c_str(),
-                  percent(m.figures.updated ? static_cast<double>(m.figures.vanished[k]) / static_cast<double>(m.figures.updated) : 0)
-                      .c_str());
-    std::printf("\n");
-  }
+  print_master_weights(audit);
 }
 
 int run_tensors(TensorsArgs& args) {

@@ -28,7 +28,6 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 from checklist import Checklist  # noqa: E402
 from tensor_files import BFloat16Bits, round_bfloat16, write_npy, write_pb, write_safetensors  # noqa: E402
 
