@@ -29,7 +29,11 @@ void BM_AnalyseFloat32(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(tensors::analyse_tensor(t, formats, 1e-3));
   state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(t.nbytes()));
 }
-BENCHMARK(BM_AnalyseFloat32)->Arg(int64_t{1} << 20)->Arg(int64_t{1} << 26)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_AnalyseFloat32)
+    ->Arg(int64_t{1} << 20)
+    ->Arg(int64_t{1} << 26)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 }  // namespace
 

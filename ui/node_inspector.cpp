@@ -10,7 +10,6 @@ namespace mpa::ui {
 
 namespace {
 
-
 // [SECTION] Tables
 
 constexpr ImGuiTableFlags kTableFlags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_SizingFixedFit;
@@ -213,8 +212,8 @@ void NodeInspectorPanel::Draw(const ReportModel& model, DashboardSelection& sele
         ImGui::TextDisabled("not a floating tensor: nothing measured");
       } else {
         ImGui::Checkbox("log counts", &log_counts);
-        exponent_histogram("histogram", {&tensor.hist, "reference"}, {&tensor_target->second.propagated_hist, "propagated"}, format,
-                           log_counts);
+        exponent_histogram("histogram", {&tensor.hist, "reference"},
+                           {&tensor_target->second.propagated_hist, "propagated"}, format, log_counts);
         section_title("reference");
         reference_stats_table(tensor.range, tensor_target->second.fit, format, model.report().config);
         section_title("divergence from the reference");

@@ -34,8 +34,11 @@ std::string window_text(const TensorTargetFigures& f) {
   if (f.window_empty) return "none";
   if (!f.window_lo_log2 && !f.window_hi_log2) return "any";
   char text[48];
-  const auto side = [](const std::optional<int>& e, const char* open) { return e ? "2^" + std::to_string(*e) : std::string(open); };
-  std::snprintf(text, sizeof text, "[%s, %s]", side(f.window_lo_log2, "0").c_str(), side(f.window_hi_log2, "inf").c_str());
+  const auto side = [](const std::optional<int>& e, const char* open) {
+    return e ? "2^" + std::to_string(*e) : std::string(open);
+  };
+  std::snprintf(text, sizeof text, "[%s, %s]", side(f.window_lo_log2, "0").c_str(),
+                side(f.window_hi_log2, "inf").c_str());
   return text;
 }
 
@@ -65,8 +68,8 @@ struct TensorTablePanel {
     const TensorRow& t = s.model.tensors[static_cast<size_t>(row)];
     const TensorTargetFigures* f = s.figures(row);
     switch (column) {
-      case kAbsmax: return t.floating ? t.absmax : NAN;
-      case kOverflow: return f ? double(f->overflow) : NAN;
+      case kAbsmax: return t.floating ? t.range.absmax() : NAN;
+      case kOverflow: return f ? double(f->fit.overflow) : NAN;
       case kFlush: return f ? f->flush_fraction : NAN;
       case kSubnormal: return f ? f->subnormal_fraction : NAN;
       case kWindow: return f && f->window_hi_log2 ? double(*f->window_hi_log2) : NAN;
@@ -106,12 +109,15 @@ struct TensorTablePanel {
     bool target_changed = ImGui::Combo("target", &s.target, names.data(), static_cast<int>(names.size()));
     ImGui::SameLine();
     ImGui::TextDisabled("%zu tensors; flush = nonzero values that round to 0", s.model.tensors.size());
-    for (const std::string& gate : s.model.failed_gates) ImGui::TextColored(kSkippedColor, "gate failed: %s", gate.c_str());
+    for (const std::string& gate : s.model.failed_gates)
+      ImGui::TextColored(kSkippedColor, "gate failed: %s", gate.c_str());
     const ImGuiTableFlags flags = ImGuiTableFlags_Sortable | ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY |
-                                  ImGuiTableFlags_Resizable | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit;
+                                  ImGuiTableFlags_Resizable | ImGuiTableFlags_BordersInnerV |
+                                  ImGuiTableFlags_SizingFixedFit;
     if (ImGui::BeginTable("tensors", kColumns, flags)) {
       ImGui::TableSetupScrollFreeze(0, 1);
-      for (const char* header : {"step", "tensor", "role", "dtype", "shape", "absmax", "overflow", "flush", "subnormal", "scale window"})
+      for (const char* header :
+           {"step", "tensor", "role", "dtype", "shape", "absmax", "overflow", "flush", "subnormal", "scale window"})
         ImGui::TableSetupColumn(header);
       ImGui::TableHeadersRow();
       ImGuiTableSortSpecs* specs = ImGui::TableGetSortSpecs();
@@ -150,18 +156,24 @@ struct TensorTablePanel {
       ImGui::TextDisabled("integer: no format figures");
       return;
     }
-    ImGui::TextUnformatted(format_number(t.absmax).c_str());
+    ImGui::TextUnformatted(format_number(t.range.absmax()).c_str());
     ImGui::TableNextColumn();
-    if (f->overflow > 0) ImGui::TextColored(kSkippedColor, "%lld", static_cast<long long>(f->overflow));
-    else ImGui::TextDisabled("0");
+    if (f->fit.overflow > 0)
+      ImGui::TextColored(kSkippedColor, "%lld", static_cast<long long>(f->fit.overflow));
+    else
+      ImGui::TextDisabled("0");
     ImGui::TableNextColumn();
-    if (f->flush_fraction > 0) ImGui::TextColored(kWarnColor, "%s", percent_text(f->flush_fraction).c_str());
-    else ImGui::TextDisabled("0");
+    if (f->flush_fraction > 0)
+      ImGui::TextColored(kWarnColor, "%s", percent_text(f->flush_fraction).c_str());
+    else
+      ImGui::TextDisabled("0");
     ImGui::TableNextColumn();
     ImGui::TextUnformatted(percent_text(f->subnormal_fraction).c_str());
     ImGui::TableNextColumn();
-    if (f->window_empty) ImGui::TextColored(kSkippedColor, "none");
-    else ImGui::TextUnformatted(window_text(*f).c_str());
+    if (f->window_empty)
+      ImGui::TextColored(kSkippedColor, "none");
+    else
+      ImGui::TextUnformatted(window_text(*f).c_str());
     if (!f->window_reason.empty() && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", f->window_reason.c_str());
   }
 };
@@ -183,7 +195,8 @@ struct TensorHistogramPanel {
     ImGui::Text("%s  %s[%s]  %s", t.id().c_str(), t.dtype.c_str(), t.shape.c_str(), t.role.c_str());
     const TensorTargetFigures* f = s.figures(s.selected);
     if (!t.floating || !f) {
-      ImGui::TextDisabled("integer tensor of %lld values: formats apply to floating tensors", static_cast<long long>(t.count));
+      ImGui::TextDisabled("integer tensor of %lld values: formats apply to floating tensors",
+                          static_cast<long long>(t.count));
       return ImGui::End();
     }
     if (scale_for != s.selected || scale_target != s.target) {
@@ -204,12 +217,15 @@ struct TensorHistogramPanel {
     exponent_histogram("histogram", {&t.histogram, "values"}, {}, parse_format(s.target_name()), log_counts,
                        {scale_log2, f->window_lo_log2, f->window_hi_log2});
     ImGui::TextDisabled("dashed: flush edge at the smallest safe scale, overflow edge at the largest");
-    ImGui::Text("min %s  max %s  absmax %s  NaN %lld  Inf %lld  headroom %s bits", format_number(t.min).c_str(),
-                format_number(t.max).c_str(), format_number(t.absmax).c_str(), static_cast<long long>(t.nan),
-                static_cast<long long>(t.inf), format_number(f->headroom_bits).c_str());
-    ImGui::Text("unscaled: %lld overflow, %lld flush (%s), %lld subnormal of %lld nonzero", static_cast<long long>(f->overflow),
-                static_cast<long long>(f->flush_to_zero), percent_text(f->flush_fraction).c_str(),
-                static_cast<long long>(f->subnormal), static_cast<long long>(f->nonzero));
+    const probes::RangeProbe& r = t.range;
+    ImGui::Text("min %s  max %s  absmax %s  NaN %lld  Inf %lld  headroom %s bits",
+                format_number(r.finite ? r.min : NAN).c_str(), format_number(r.finite ? r.max : NAN).c_str(),
+                format_number(r.absmax()).c_str(), static_cast<long long>(r.nan),
+                static_cast<long long>(r.pos_inf + r.neg_inf), format_number(f->headroom_bits).c_str());
+    ImGui::Text("unscaled: %lld overflow, %lld flush (%s), %lld subnormal of %lld nonzero",
+                static_cast<long long>(f->fit.overflow), static_cast<long long>(f->fit.flush_to_zero),
+                percent_text(f->flush_fraction).c_str(), static_cast<long long>(f->fit.subnormal),
+                static_cast<long long>(f->fit.nonzero));
     ImGui::End();
   }
 };
@@ -250,7 +266,8 @@ struct LossScalePanel {
     ++hi;
     const float label_width = ImGui::CalcTextSize("2^-000").x;
     const ImVec2 origin = ImGui::GetCursorScreenPos();
-    const ImVec2 size(std::max(ImGui::GetContentRegionAvail().x, 200.0f), std::max(ImGui::GetContentRegionAvail().y - 4, 80.0f));
+    const ImVec2 size(std::max(ImGui::GetContentRegionAvail().x, 200.0f),
+                      std::max(ImGui::GetContentRegionAvail().y - 4, 80.0f));
     ImGui::InvisibleButton("trajectory", size);
     const bool hovered = ImGui::IsItemHovered();
     const ImVec2 plot_min(origin.x + label_width, origin.y + 4), plot_max(origin.x + size.x - 4, origin.y + size.y - 4);
@@ -258,21 +275,27 @@ struct LossScalePanel {
     draw->AddRectFilled(plot_min, plot_max, IM_COL32(20, 20, 26, 255));
     const size_t n = m.trajectory.size();
     const auto x_of = [&](double step) { return plot_min.x + float(step / double(n)) * (plot_max.x - plot_min.x); };
-    const auto y_of = [&](double log2) { return plot_max.y - float((log2 - lo) / double(hi - lo)) * (plot_max.y - plot_min.y); };
+    const auto y_of = [&](double log2) {
+      return plot_max.y - float((log2 - lo) / double(hi - lo)) * (plot_max.y - plot_min.y);
+    };
     for (int e = lo; e <= hi; e += std::max(1, (hi - lo) / 6)) {
       draw->AddLine(ImVec2(plot_min.x, y_of(e)), ImVec2(plot_max.x, y_of(e)), IM_COL32(60, 60, 70, 255));
-      draw->AddText(ImVec2(origin.x, y_of(e) - ImGui::GetFontSize() / 2), IM_COL32(160, 160, 160, 255), ("2^" + std::to_string(e)).c_str());
+      draw->AddText(ImVec2(origin.x, y_of(e) - ImGui::GetFontSize() / 2), IM_COL32(160, 160, 160, 255),
+                    ("2^" + std::to_string(e)).c_str());
     }
     if (m.static_scale_log2)
       for (float x = plot_min.x; x < plot_max.x; x += 8)
-        draw->AddLine(ImVec2(x, y_of(*m.static_scale_log2)), ImVec2(std::min(x + 4, plot_max.x), y_of(*m.static_scale_log2)),
-                      IM_COL32(120, 200, 120, 255), 2);
+        draw->AddLine(ImVec2(x, y_of(*m.static_scale_log2)),
+                      ImVec2(std::min(x + 4, plot_max.x), y_of(*m.static_scale_log2)), IM_COL32(120, 200, 120, 255), 2);
     for (size_t i = 0; i < n; ++i) {
       const ScaleStep& p = m.trajectory[i];
       const float x0 = x_of(double(i)), x1 = x_of(double(i + 1)), y = y_of(p.scale_log2);
       draw->AddLine(ImVec2(x0, y), ImVec2(x1, y), IM_COL32(90, 170, 250, 255), 2);
-      if (p.next_scale_log2 != p.scale_log2) draw->AddLine(ImVec2(x1, y), ImVec2(x1, y_of(p.next_scale_log2)), IM_COL32(90, 170, 250, 255), 2);
-      if (p.skipped) draw->AddCircleFilled(ImVec2((x0 + x1) / 2, y), std::max(3.0f, std::min(6.0f, (x1 - x0) / 2)), ImGui::GetColorU32(kSkippedColor));
+      if (p.next_scale_log2 != p.scale_log2)
+        draw->AddLine(ImVec2(x1, y), ImVec2(x1, y_of(p.next_scale_log2)), IM_COL32(90, 170, 250, 255), 2);
+      if (p.skipped)
+        draw->AddCircleFilled(ImVec2((x0 + x1) / 2, y), std::max(3.0f, std::min(6.0f, (x1 - x0) / 2)),
+                              ImGui::GetColorU32(kSkippedColor));
     }
     if (hovered) {
       const float t = (ImGui::GetIO().MousePos.x - plot_min.x) / std::max(plot_max.x - plot_min.x, 1.0f);
@@ -295,7 +318,8 @@ struct MasterWeightsPanel {
     ImGui::TextDisabled("updates that vanish when added to a 16-bit weight: round(W + dW) == round(W)");
     if (ImGui::BeginTable("pairs", 5, ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingFixedFit,
                           ImVec2(0, ImGui::GetTextLineHeightWithSpacing() * 6))) {
-      for (const char* header : {"step", "weight", "updated", "fp16 vanish", "bf16 vanish"}) ImGui::TableSetupColumn(header);
+      for (const char* header : {"step", "weight", "updated", "fp16 vanish", "bf16 vanish"})
+        ImGui::TableSetupColumn(header);
       ImGui::TableHeadersRow();
       for (size_t i = 0; i < s.model.master.size(); ++i) {
         const MasterRow& m = s.model.master[i];
@@ -311,8 +335,10 @@ struct MasterWeightsPanel {
         ImGui::Text("%lld", static_cast<long long>(m.updated));
         for (double fraction : {m.fp16_vanished, m.bf16_vanished}) {
           ImGui::TableNextColumn();
-          if (fraction > 0.5) ImGui::TextColored(kSkippedColor, "%s", percent_text(fraction).c_str());
-          else ImGui::TextUnformatted(percent_text(fraction).c_str());
+          if (fraction > 0.5)
+            ImGui::TextColored(kSkippedColor, "%s", percent_text(fraction).c_str());
+          else
+            ImGui::TextUnformatted(percent_text(fraction).c_str());
         }
       }
       ImGui::EndTable();

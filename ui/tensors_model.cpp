@@ -1,7 +1,6 @@
 #include "ui/tensors_model.h"
 
 #include <fstream>
-#include <nlohmann/json.hpp>
 
 #include "common/error.h"
 
@@ -9,7 +8,7 @@ namespace mpa::ui {
 
 namespace {
 
-using json = nlohmann::json;
+using json = probes::json;
 
 constexpr const char* kSchema = "mpaudit.tensors/1";
 
@@ -22,7 +21,9 @@ json parse_file(const std::string& path) {
 }
 
 double number(const json& j) { return j.is_number() ? j.get<double>() : NAN; }
-std::optional<int> optional_int(const json& j) { return j.is_number_integer() ? std::optional<int>(j.get<int>()) : std::nullopt; }
+std::optional<int> optional_int(const json& j) {
+  return j.is_number_integer() ? std::optional<int>(j.get<int>()) : std::nullopt;
+}
 
 std::string shape_text(const json& shape) {
   if (shape.empty()) return "scalar";
@@ -47,20 +48,12 @@ TensorRow row_of(const std::string& step, const json& t) {
     return row;
   }
   const json& range = t.at("range");
-  row.count = range.at("count");
-  row.absmax = number(range.at("absmax"));
-  row.min = number(range.at("min"));
-  row.max = number(range.at("max"));
-  row.nan = range.at("nan");
-  row.inf = range.at("pos_inf").get<int64_t>() + range.at("neg_inf").get<int64_t>();
+  row.range = probes::RangeProbe::from_json(range);
+  row.count = row.range.count;
   row.histogram = probes::ExpHistogram::from_json(range.at("exp_hist"));
   for (const auto& [target, f] : t.at("formats").items()) {
     TensorTargetFigures figures;
-    const json& fit = f.at("fit");
-    figures.overflow = fit.at("overflow");
-    figures.flush_to_zero = fit.at("flush_to_zero");
-    figures.subnormal = fit.at("subnormal");
-    figures.nonzero = fit.at("nonzero");
+    figures.fit = probes::FormatFit::from_json(f.at("fit"));
     figures.flush_fraction = number(f.at("flush_to_zero_frac"));
     figures.subnormal_fraction = number(f.at("subnormal_frac"));
     figures.headroom_bits = number(f.at("headroom_bits"));

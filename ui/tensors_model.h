@@ -9,11 +9,13 @@
 #include <vector>
 
 #include "probes/exp_histogram.h"
+#include "probes/format_fit.h"
+#include "probes/range_probe.h"
 
 namespace mpa::ui {
 
 struct TensorTargetFigures {
-  int64_t overflow = 0, flush_to_zero = 0, subnormal = 0, nonzero = 0;
+  probes::FormatFit fit;
   double flush_fraction = 0, subnormal_fraction = 0;
   double headroom_bits = NAN;
   std::optional<int> window_lo_log2, window_hi_log2;
@@ -24,9 +26,8 @@ struct TensorTargetFigures {
 struct TensorRow {
   std::string step, name, role, dtype, shape;
   bool floating = false;
-  int64_t count = 0;
-  double absmax = 0, min = NAN, max = NAN;
-  int64_t nan = 0, inf = 0;
+  int64_t count = 0;         // integer tensors: their element count only
+  probes::RangeProbe range;  // floating tensors
   probes::ExpHistogram histogram;
   std::map<std::string, TensorTargetFigures> targets;
   std::string id() const { return step + "/" + name; }

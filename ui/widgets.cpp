@@ -175,7 +175,8 @@ void exponent_histogram(const char* id, const HistogramSeries& main, const Histo
     const auto edge = [&](std::optional<int> scale_log2, double zone_log2) {
       if (!scale_log2) return;
       const float x = x_of(zone_log2 - *scale_log2);
-      for (float y = plot_min.y; y < plot_max.y; y += 6) draw->AddLine(ImVec2(x, y), ImVec2(x, std::min(y + 3, plot_max.y)), kWindowEdgeColor, 2);
+      for (float y = plot_min.y; y < plot_max.y; y += 6)
+        draw->AddLine(ImVec2(x, y), ImVec2(x, std::min(y + 3, plot_max.y)), kWindowEdgeColor, 2);
     };
     edge(scale.window_lo_log2, zones.flush_log2);
     edge(scale.window_hi_log2, zones.max_log2);
@@ -189,8 +190,8 @@ void exponent_histogram(const char* id, const HistogramSeries& main, const Histo
   for (int b = ExpHistogram::kFirstPow; b < ExpHistogram::kAbove; ++b)
     max_count = std::max({max_count, count_at(main, b), count_at(overlay, b)});
   const auto height_of = [&](int64_t count) {
-    const double share = log_counts ? std::log1p(double(count)) / std::log1p(double(max_count))
-                                    : double(count) / double(max_count);
+    const double share =
+        log_counts ? std::log1p(double(count)) / std::log1p(double(max_count)) : double(count) / double(max_count);
     return static_cast<float>(share) * (plot_max.y - plot_min.y);
   };
   for (int b = ExpHistogram::kFirstPow; b < ExpHistogram::kAbove; ++b) {
@@ -199,12 +200,14 @@ void exponent_histogram(const char* id, const HistogramSeries& main, const Histo
     if (const int64_t n = count_at(main, b))
       draw->AddRectFilled(ImVec2(x0, plot_max.y - height_of(n)), ImVec2(x1, plot_max.y), kMainBarColor);
     if (const int64_t n = count_at(overlay, b))
-      draw->AddRectFilled(ImVec2(x0 + inset, plot_max.y - height_of(n)), ImVec2(x1 - inset, plot_max.y), kOverlayBarColor);
+      draw->AddRectFilled(ImVec2(x0 + inset, plot_max.y - height_of(n)), ImVec2(x1 - inset, plot_max.y),
+                          kOverlayBarColor);
   }
   for (int exponent = kAxisMin; exponent <= kAxisMax; exponent += 10) {
     const std::string label = "2^" + std::to_string(exponent);
     const float x = std::min(x_of(exponent), plot_max.x - ImGui::CalcTextSize(label.c_str()).x);
-    draw->AddLine(ImVec2(x_of(exponent), plot_max.y), ImVec2(x_of(exponent), plot_max.y + 3), IM_COL32(160, 160, 160, 255));
+    draw->AddLine(ImVec2(x_of(exponent), plot_max.y), ImVec2(x_of(exponent), plot_max.y + 3),
+                  IM_COL32(160, 160, 160, 255));
     draw->AddText(ImVec2(x, plot_max.y + 2), IM_COL32(160, 160, 160, 255), label.c_str());
   }
 
@@ -219,7 +222,8 @@ void exponent_histogram(const char* id, const HistogramSeries& main, const Histo
   };
   if (hovered) {
     const float t = (ImGui::GetIO().MousePos.x - plot_min.x) / std::max(plot_max.x - plot_min.x, 1.0f);
-    const int exponent = std::clamp(kAxisMin + static_cast<int>(std::floor(t * (kAxisMax - kAxisMin))), kAxisMin, kAxisMax - 1);
+    const int exponent =
+        std::clamp(kAxisMin + static_cast<int>(std::floor(t * (kAxisMax - kAxisMin))), kAxisMin, kAxisMax - 1);
     const int bin = ExpHistogram::kFirstPow + exponent - ExpHistogram::kMinExp;
     char text[256];
     int used = std::snprintf(text, sizeof text, "2^%d <= |x| < 2^%d", exponent, exponent + 1);

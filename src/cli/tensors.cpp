@@ -60,7 +60,8 @@ std::string window_text(const tensors::ScaleWindow& w) {
 
 void print_tensor_table(const TensorAudit& audit) {
   std::printf("%-36s %-8s %-8s %-14s %10s", "tensor", "role", "dtype", "shape", "absmax");
-  for (Format f : audit.options.targets) std::printf("  %-9s %-9s %-19s", std::string(format_name(f)).c_str(), "flush", "scale window");
+  for (Format f : audit.options.targets)
+    std::printf("  %-9s %-9s %-19s", std::string(format_name(f)).c_str(), "flush", "scale window");
   std::printf("\n");
   for (const auto& step : audit.steps)
     for (const auto& t : step.tensors) {
@@ -73,10 +74,11 @@ void print_tensor_table(const TensorAudit& audit) {
       }
       std::printf(" %10.4g", t.stats.range.absmax());
       for (const auto& f : t.stats.formats)
-        std::printf("  %-9s %-9s %-19s", f.fit.overflow > 0 ? "OVERFLOW" : "", percent(
-                        f.fit.nonzero ? static_cast<double>(f.fit.flush_to_zero) / static_cast<double>(f.fit.nonzero) : 0)
-                        .c_str(),
-                    window_text(f.window).c_str());
+        std::printf(
+            "  %-9s %-9s %-19s", f.fit.overflow > 0 ? "OVERFLOW" : "",
+            percent(f.fit.nonzero ? static_cast<double>(f.fit.flush_to_zero) / static_cast<double>(f.fit.nonzero) : 0)
+                .c_str(),
+            window_text(f.window).c_str());
       std::printf("\n");
     }
 }
@@ -120,17 +122,21 @@ void print_summary(const TensorAudit& audit) {
   std::printf("%zu step%s, %lld tensors (%lld gradients)\n", audit.steps.size(), audit.steps.size() == 1 ? "" : "s",
               static_cast<long long>(count), static_cast<long long>(audit.gradient_count));
   constexpr int64_t kTableRows = 60;
-  if (count <= kTableRows) print_tensor_table(audit);
-  else std::printf("(more than %lld tensors: the table is in the JSON report and `mpaudit view`)\n", static_cast<long long>(kTableRows));
+  if (count <= kTableRows)
+    print_tensor_table(audit);
+  else
+    std::printf("(more than %lld tensors: the table is in the JSON report and `mpaudit view`)\n",
+                static_cast<long long>(kTableRows));
   if (audit.gradient_count > 0) {
     const auto& s = audit.static_scale;
     const std::string format_text(format_name(audit.options.loss_scale.format));
     const char* format = format_text.c_str();
     if (s.scale_log2)
-      std::printf("static loss scale (%s): 2^%d, limited by %s; %.2f bits of headroom left, %s of gradient values flush; "
-                  "safe window %s%s\n",
-                  format, *s.scale_log2, s.limited_by.c_str(), s.headroom_bits, percent(s.flush_fraction).c_str(),
-                  window_text(s.window).c_str(), s.window.empty ? (" (" + s.window.reason + ")").c_str() : "");
+      std::printf(
+          "static loss scale (%s): 2^%d, limited by %s; %.2f bits of headroom left, %s of gradient values flush; "
+          "safe window %s%s\n",
+          format, *s.scale_log2, s.limited_by.c_str(), s.headroom_bits, percent(s.flush_fraction).c_str(),
+          window_text(s.window).c_str(), s.window.empty ? (" (" + s.window.reason + ")").c_str() : "");
     else
       std::printf("static loss scale (%s): none (%s)\n", format, s.reason.c_str());
     if (!s.nonfinite_gradients.empty())
@@ -138,10 +144,11 @@ void print_summary(const TensorAudit& audit) {
                   s.nonfinite_gradients.size() == 1 ? "" : "s", s.nonfinite_gradients.front().c_str());
     const auto& d = audit.dynamic_scale;
     const auto& o = audit.options.loss_scale;
-    std::printf("dynamic loss scale (initial 2^%d, x2^%d every %lld clean steps, x2^%d on overflow, hysteresis %d): "
-                "%lld of %zu steps skipped, final scale 2^%d\n",
-                o.initial_log2, o.growth_log2, static_cast<long long>(o.growth_interval), o.backoff_log2, o.hysteresis,
-                static_cast<long long>(d.skipped), d.steps.size(), d.final_scale_log2);
+    std::printf(
+        "dynamic loss scale (initial 2^%d, x2^%d every %lld clean steps, x2^%d on overflow, hysteresis %d): "
+        "%lld of %zu steps skipped, final scale 2^%d\n",
+        o.initial_log2, o.growth_log2, static_cast<long long>(o.growth_interval), o.backoff_log2, o.hysteresis,
+        static_cast<long long>(d.skipped), d.steps.size(), d.final_scale_log2);
     int shown = 0;
     for (const auto& step : d.steps)
       if (step.skipped && shown++ < 10)
@@ -171,7 +178,8 @@ int run_tensors(TensorsArgs& args) {
   cpu::set_num_threads(resolve_threads(args.threads));
 
   Progress bar(!args.quiet, "tensors", "tensors");
-  const TensorAudit audit = tensors::run_tensor_audit(options, [&](int64_t done, int64_t total) { bar.show(done, total); });
+  const TensorAudit audit =
+      tensors::run_tensor_audit(options, [&](int64_t done, int64_t total) { bar.show(done, total); });
   const std::vector<GateResult> gates = tensors::evaluate_tensor_gates(audit, args.fail_on);
   if (!args.json_path.empty())
     write_file_atomic(args.json_path, tensors::tensors_report_json(audit, gates).dump(1) + "\n");
@@ -194,7 +202,8 @@ Action add_tensors(CLI::App& app) {
                  "tensor files (.npy .npz .pb .safetensors) or folders of them; a folder of folders is a sequence of "
                  "steps (one subfolder each, in natural name order)")
       ->required();
-  app.add_option("--target", a->targets, "format to check: fp16, bf16, fp8e4m3, fp8e5m2 (repeatable; default all four)");
+  app.add_option("--target", a->targets,
+                 "format to check: fp16, bf16, fp8e4m3, fp8e5m2 (repeatable; default all four)");
   app.add_option("--max-flush", a->audit.max_flush_fraction,
                  "the fraction of nonzero values allowed to flush to zero inside a scale window (default 0.001)");
   app.add_option("--grads", a->audit.gradient_patterns,
@@ -203,8 +212,10 @@ Action add_tensors(CLI::App& app) {
   app.add_option("--master", a->master,
                  "WEIGHTS=UPDATES globs with one '*' each, e.g. 'weight/*=update/*': count the updates that vanish in "
                  "fp16/bf16 weights (repeatable)");
-  app.add_option("--lr", a->audit.learning_rate, "with --master: the update side holds gradients, the update is -lr * g");
-  app.add_option("--loss-scale-format", a->loss_scale_format, "format the scaled gradients are computed in (default fp16)");
+  app.add_option("--lr", a->audit.learning_rate,
+                 "with --master: the update side holds gradients, the update is -lr * g");
+  app.add_option("--loss-scale-format", a->loss_scale_format,
+                 "format the scaled gradients are computed in (default fp16)");
   app.add_option("--init-scale", a->initial_scale, "dynamic loss scaling: initial scale (default 65536, GradScaler's)");
   app.add_option("--growth-factor", a->growth_factor, "dynamic loss scaling: growth factor (default 2)");
   app.add_option("--backoff-factor", a->backoff_factor, "dynamic loss scaling: backoff factor (default 0.5)");

@@ -1,15 +1,14 @@
 #include "io/npy.h"
 
+#include <fcntl.h>
+#include <unistd.h>
 #include <zip.h>
 
 #include <algorithm>
-#include <cstring>
-#include <optional>
-#include <fstream>
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <optional>
 
 #include "common/number_text.h"
 #include "model/loader.h"
@@ -69,11 +68,13 @@ NpyLayout read_npy_layout(const ByteReader& read, const std::string& what) {
   const int major = static_cast<unsigned char>(preamble[6]);
   size_t header_len = 0;
   if (major == 1) {
-    header_len = static_cast<unsigned char>(preamble[8]) | (static_cast<size_t>(static_cast<unsigned char>(preamble[9])) << 8);
+    header_len =
+        static_cast<unsigned char>(preamble[8]) | (static_cast<size_t>(static_cast<unsigned char>(preamble[9])) << 8);
   } else if (major == 2 || major == 3) {
     preamble.resize(12);
     if (!(read(preamble.data() + 10, 2) == 2)) fail(what + ": truncated .npy header");
-    for (int i = 0; i < 4; ++i) header_len |= static_cast<size_t>(static_cast<unsigned char>(preamble[8 + i])) << (8 * i);
+    for (int i = 0; i < 4; ++i)
+      header_len |= static_cast<size_t>(static_cast<unsigned char>(preamble[8 + i])) << (8 * i);
   } else {
     fail(what + ": unsupported .npy format version " + std::to_string(major));
   }
@@ -253,7 +254,9 @@ class NpzArchive {
   NpzArchive(const NpzArchive&) = delete;
   NpzArchive& operator=(const NpzArchive&) = delete;
 
-  zip_uint64_t entries() const { return static_cast<zip_uint64_t>(std::max<zip_int64_t>(0, zip_get_num_entries(archive_, 0))); }
+  zip_uint64_t entries() const {
+    return static_cast<zip_uint64_t>(std::max<zip_int64_t>(0, zip_get_num_entries(archive_, 0)));
+  }
 
   // The array name of entry i: its file name without the .npy suffix.
   std::string name(zip_uint64_t index) const {
@@ -280,7 +283,8 @@ class NpzArchive {
     if (!(st.size < (uint64_t{16} << 30))) fail(entry_what + ": entry is too large");
     // The header's size is read before any data, so a lying one must not decide an allocation: deflate
     // expands at most 1032-fold, a stored entry not at all, and the compressed bytes lie in the file.
-    const bool sizes_known = (st.valid & ZIP_STAT_SIZE) && (st.valid & ZIP_STAT_COMP_SIZE) && (st.valid & ZIP_STAT_COMP_METHOD);
+    const bool sizes_known =
+        (st.valid & ZIP_STAT_SIZE) && (st.valid & ZIP_STAT_COMP_SIZE) && (st.valid & ZIP_STAT_COMP_METHOD);
     if (!(sizes_known && st.comp_size <= archive_bytes_ &&
           (st.comp_method == ZIP_CM_STORE ? st.size == st.comp_size : st.size <= st.comp_size * 1032 + 1024)))
       fail(entry_what + ": entry claims " + std::to_string(st.size) + " bytes, more than its " +
@@ -293,7 +297,8 @@ class NpzArchive {
     };
     try {
       const NpyLayout layout = read_npy_layout(read, entry_what);
-      Tensor tensor = read_npy_data(layout, st.size - std::min<uint64_t>(st.size, layout.data_offset), read, entry_what);
+      Tensor tensor =
+          read_npy_data(layout, st.size - std::min<uint64_t>(st.size, layout.data_offset), read, entry_what);
       zip_fclose(file);
       return tensor;
     } catch (...) {

@@ -52,7 +52,7 @@ StaticScale recommend_static_scale(const std::vector<StepGradients>& steps, cons
   }
   if (!hi) {
     out.reason = out.nonfinite_gradients.empty() ? "no gradient holds a nonzero finite value"
-                                                  : "every gradient with nonzero values holds NaN/Inf";
+                                                 : "every gradient with nonzero values holds NaN/Inf";
     out.window.reason = out.reason;
     out.window.empty = !out.nonfinite_gradients.empty();
     return out;
@@ -82,7 +82,8 @@ DynamicScale simulate_dynamic_scale(const std::vector<StepGradients>& steps, con
     DynamicStep record;
     record.step = step.step;
     record.scale_log2 = scale_log2;
-    record.flush_fraction = fraction(flushed_at_scale(step.magnitudes, options.format, scale_log2), step.magnitudes.total());
+    record.flush_fraction =
+        fraction(flushed_at_scale(step.magnitudes, options.format, scale_log2), step.magnitudes.total());
     for (const GradientFigures& g : step.gradients)
       if (const auto reason = overflow_reason(g, scale_log2, options.format)) {
         if (record.overflowing.empty()) record.reason = *reason;
@@ -94,8 +95,10 @@ DynamicScale simulate_dynamic_scale(const std::vector<StepGradients>& steps, con
     if (record.skipped) {
       ++out.skipped;
       clean_in_a_row = 0;
-      if (overflows_allowed > 1) --overflows_allowed;
-      else scale_log2 += options.backoff_log2;
+      if (overflows_allowed > 1)
+        --overflows_allowed;
+      else
+        scale_log2 += options.backoff_log2;
     } else if (++clean_in_a_row == options.growth_interval) {
       scale_log2 += options.growth_log2;
       clean_in_a_row = 0;

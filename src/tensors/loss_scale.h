@@ -46,13 +46,13 @@ struct StepGradients {
 };
 
 struct StaticScale {
-  std::optional<int> scale_log2;  // none: no gradient with a finite nonzero value
-  std::string limited_by;         // "STEP/TENSOR" whose absmax sets it
-  double headroom_bits = NAN;     // log2(max finite / (largest |g| * scale))
-  double flush_fraction = NAN;    // of all nonzero gradient values, at the scale
-  ScaleWindow window;             // scales safe for every gradient: [largest lo, smallest hi]
+  std::optional<int> scale_log2;                 // none: no gradient with a finite nonzero value
+  std::string limited_by;                        // "STEP/TENSOR" whose absmax sets it
+  double headroom_bits = NAN;                    // log2(max finite / (largest |g| * scale))
+  double flush_fraction = NAN;                   // of all nonzero gradient values, at the scale
+  ScaleWindow window;                            // scales safe for every gradient: [largest lo, smallest hi]
   std::vector<std::string> nonfinite_gradients;  // "STEP/TENSOR" holding NaN/Inf: overflow at any scale
-  std::string reason;             // when there is no scale
+  std::string reason;                            // when there is no scale
 };
 
 struct DynamicStep {

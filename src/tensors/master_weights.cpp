@@ -28,7 +28,8 @@ std::optional<std::string> star_match(const std::string& pattern, const std::str
 
 MasterPairing MasterPairing::parse(const std::string& text) {
   const size_t equals = text.find('=');
-  if (!(equals != std::string::npos)) fail("--master '" + text + "': expected WEIGHTS=UPDATES, e.g. 'weight/*=update/*'");
+  if (!(equals != std::string::npos))
+    fail("--master '" + text + "': expected WEIGHTS=UPDATES, e.g. 'weight/*=update/*'");
   MasterPairing pairing{text.substr(0, equals), text.substr(equals + 1)};
   split_at_star(pairing.weight_pattern, text);
   split_at_star(pairing.update_pattern, text);
@@ -72,10 +73,13 @@ VanishingUpdates vanishing_updates(const Tensor& weight, const Tensor& update, s
         ++out.updated;
         const float sum = wi + di;
         for (size_t k = 0; k < std::size(kMasterWeightFormats); ++k)
-          out.vanished[k] += round_to_format(kMasterWeightFormats[k], sum) == round_to_format(kMasterWeightFormats[k], wi);
-        if (wi == 0) ++out.zero_weight;
-        else ++out.ratio.counts[static_cast<size_t>(probes::ExpHistogram::bin_of(std::fabs(static_cast<double>(di)) /
-                                                                                 std::fabs(static_cast<double>(wi))))];
+          out.vanished[k] +=
+              round_to_format(kMasterWeightFormats[k], sum) == round_to_format(kMasterWeightFormats[k], wi);
+        if (wi == 0)
+          ++out.zero_weight;
+        else
+          ++out.ratio.counts[static_cast<size_t>(
+              probes::ExpHistogram::bin_of(std::fabs(static_cast<double>(di)) / std::fabs(static_cast<double>(wi))))];
       }
     });
   });

@@ -28,9 +28,9 @@ struct MasterPairing {
 
 struct VanishingUpdates {
   int64_t elements = 0;
-  int64_t nonfinite = 0;        // elements whose weight or update is NaN/Inf (left out)
-  int64_t updated = 0;          // finite weight, finite nonzero update
-  int64_t zero_weight = 0;      // of those, with W == 0 (no ratio)
+  int64_t nonfinite = 0;          // elements whose weight or update is NaN/Inf (left out)
+  int64_t updated = 0;            // finite weight, finite nonzero update
+  int64_t zero_weight = 0;        // of those, with W == 0 (no ratio)
   std::vector<int64_t> vanished;  // per kMasterWeightFormats entry, of `updated`
   probes::ExpHistogram ratio;     // |dW| / |W| of the updated elements with W != 0
 };

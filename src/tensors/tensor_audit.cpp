@@ -23,7 +23,9 @@ TensorRole role_of(const std::string& name, bool floating, const TensorAuditOpti
 }
 
 // Reads one tensor; errors name it (the readers name the file, and the member where there is one).
-Tensor read_named(const TensorSource& source) { return naming_file(source.describe(), [&] { return read_tensor(source); }); }
+Tensor read_named(const TensorSource& source) {
+  return naming_file(source.describe(), [&] { return read_tensor(source); });
+}
 
 void pair_master_weights(const Step& step, const TensorAuditOptions& options, std::vector<MasterRecord>& out) {
   std::map<std::string, const TensorSource*> by_name;
@@ -74,10 +76,9 @@ TensorAudit run_tensor_audit(const TensorAuditOptions& options, const std::funct
       TensorStats stats = analyse_tensor(read_named(source), options.targets, options.max_flush_fraction);
       const TensorRole role = role_of(source.name, stats.floating, options);
       if (role == TensorRole::Gradient) {
-        step_gradients.gradients.push_back(
-            {source.name, stats.range.absmax(), stats.nonfinite(),
-             scale_window(stats.magnitudes, stats.range.absmax(), stats.nonfinite(), options.loss_scale.format,
-                          options.max_flush_fraction)});
+        step_gradients.gradients.push_back({source.name, stats.range.absmax(), stats.nonfinite(),
+                                            scale_window(stats.magnitudes, stats.range.absmax(), stats.nonfinite(),
+                                                         options.loss_scale.format, options.max_flush_fraction)});
         step_gradients.magnitudes.merge(stats.magnitudes);
         ++audit.gradient_count;
       }

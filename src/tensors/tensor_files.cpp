@@ -100,12 +100,12 @@ class SafetensorsFile {
       if (!(offset.is_number_unsigned())) fail(what + ": data_offsets must be counts");
     const uint64_t begin = e["data_offsets"][0], end = e["data_offsets"][1];
     if (!(begin <= end && end <= data_bytes_))
-      fail(what + ": data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) + "] lie outside the file's " +
-           std::to_string(data_bytes_) + " data bytes");
+      fail(what + ": data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) +
+           "] lie outside the file's " + std::to_string(data_bytes_) + " data bytes");
     const uint64_t numel = static_cast<uint64_t>(shape_numel(out.shape));
     if (!(numel <= (end - begin) / dtype_size(out.dtype) && numel * dtype_size(out.dtype) == end - begin))
-      fail(what + ": shape " + shape_str(out.shape) + " of " + dtype + " needs " + std::to_string(numel) + " elements, " +
-           "data_offsets hold " + std::to_string(end - begin) + " bytes");
+      fail(what + ": shape " + shape_str(out.shape) + " of " + dtype + " needs " + std::to_string(numel) +
+           " elements, " + "data_offsets hold " + std::to_string(end - begin) + " bytes");
     out.begin = data_start_ + begin;
     out.end = data_start_ + end;
     return out;
@@ -152,8 +152,9 @@ std::vector<fs::path> sorted_entries(const fs::path& folder, bool folders) {
   for (const auto& entry : fs::directory_iterator(folder))
     if (folders ? entry.is_directory() : (entry.is_regular_file() && is_tensor_file(entry.path())))
       out.push_back(entry.path());
-  std::sort(out.begin(), out.end(),
-            [](const fs::path& a, const fs::path& b) { return natural_less(a.filename().string(), b.filename().string()); });
+  std::sort(out.begin(), out.end(), [](const fs::path& a, const fs::path& b) {
+    return natural_less(a.filename().string(), b.filename().string());
+  });
   return out;
 }
 
@@ -173,7 +174,9 @@ Step step_of_files(std::string name, const std::vector<fs::path>& files) {
 
 }  // namespace
 
-std::string TensorSource::describe() const { return member.empty() ? file.string() : file.string() + "[" + member + "]"; }
+std::string TensorSource::describe() const {
+  return member.empty() ? file.string() : file.string() + "[" + member + "]";
+}
 
 bool is_tensor_file(const fs::path& file) {
   const std::string extension = lower_extension(file);

@@ -73,9 +73,12 @@ ExpHistogram MagnitudeExponents::exp_histogram(int64_t zeros, int64_t infinities
   bin(ExpHistogram::kNan) = nans;
   for (int e = kMinExp; e <= kMaxExp && total_ > 0; ++e) {
     const int64_t n = counts_[slot(e)];
-    if (e < ExpHistogram::kMinExp) bin(ExpHistogram::kBelow) += n;
-    else if (e > ExpHistogram::kMaxExp) bin(ExpHistogram::kAbove) += n;
-    else bin(ExpHistogram::kFirstPow + e - ExpHistogram::kMinExp) += n;
+    if (e < ExpHistogram::kMinExp)
+      bin(ExpHistogram::kBelow) += n;
+    else if (e > ExpHistogram::kMaxExp)
+      bin(ExpHistogram::kAbove) += n;
+    else
+      bin(ExpHistogram::kFirstPow + e - ExpHistogram::kMinExp) += n;
   }
   return h;
 }
@@ -106,8 +109,8 @@ ScaleWindow scale_window(const MagnitudeExponents& magnitudes, double absmax, in
   ScaleWindow w;
   if (nonfinite > 0) {
     w.empty = true;
-    w.reason = std::to_string(nonfinite) + " NaN/Inf value" + (nonfinite == 1 ? "" : "s") +
-               ": no scale makes them finite";
+    w.reason =
+        std::to_string(nonfinite) + " NaN/Inf value" + (nonfinite == 1 ? "" : "s") + ": no scale makes them finite";
     return w;
   }
   if (magnitudes.total() == 0) {
@@ -161,8 +164,10 @@ bool add_finite_float32_chunk(const float* x, int64_t n, const std::vector<Forma
     for (int64_t i = 0; i < n; ++i) {
       const uint32_t u = std::bit_cast<uint32_t>(x[i]) & 0x7FFFFFFFu;
       const uint32_t field = u >> 23, fraction = u & 0x7FFFFFu;
-      if (field == 0 && fraction != 0) p.magnitudes.add(std::fabs(static_cast<double>(x[i])));
-      else if (field != 0 && fraction == 0) p.magnitudes.add_exponent(static_cast<int>(field) - 127, 0, 1);
+      if (field == 0 && fraction != 0)
+        p.magnitudes.add(std::fabs(static_cast<double>(x[i])));
+      else if (field != 0 && fraction == 0)
+        p.magnitudes.add_exponent(static_cast<int>(field) - 127, 0, 1);
     }
   }
   for (size_t k = 0; k < bounds.size(); ++k) {
@@ -216,8 +221,8 @@ TensorStats analyse_tensor(const Tensor& t, std::span<const Format> formats, dou
   });
   stats.range = total.range;
   stats.magnitudes = std::move(total.magnitudes);
-  stats.histogram = stats.magnitudes.exp_histogram(stats.range.zeros, stats.range.pos_inf + stats.range.neg_inf,
-                                                   stats.range.nan);
+  stats.histogram =
+      stats.magnitudes.exp_histogram(stats.range.zeros, stats.range.pos_inf + stats.range.neg_inf, stats.range.nan);
   const double absmax = stats.range.absmax();
   // Significant flushes need the absmax: a second pass, one for every format where something flushed.
   std::vector<size_t> flushing;

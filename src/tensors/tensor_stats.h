@@ -23,7 +23,7 @@ namespace mpa::tensors {
 class MagnitudeExponents {
  public:
   static constexpr int kMinExp = -1074, kMaxExp = 1023;  // every finite nonzero double
-  void add(double magnitude);  // finite and nonzero
+  void add(double magnitude);                            // finite and nonzero
   void add_exponent(int exponent, int64_t count, int64_t powers_of_two);
   void merge(const MagnitudeExponents& other);
   int64_t total() const { return total_; }
@@ -52,7 +52,7 @@ int largest_safe_scale_log2(double absmax, Format format);
 struct ScaleWindow {
   std::optional<int> lo_log2, hi_log2;  // nullopt: unbounded on that side
   bool empty = false;
-  std::string reason;                // why it is empty or unbounded; empty text for an ordinary window
+  std::string reason;                 // why it is empty or unbounded; empty text for an ordinary window
   double flush_fraction_at_hi = NAN;  // of the nonzero values, at the largest safe scale
 };
 

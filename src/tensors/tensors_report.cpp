@@ -128,13 +128,14 @@ json config_json(const TensorAuditOptions& o) {
 
 // [SECTION] Gates
 
-const char* const kPerTargetMetrics[] = {"overflow",      "flush_to_zero",      "significant_flush",      "subnormal",
-                                         "overflow_frac", "flush_to_zero_frac", "significant_flush_frac", "subnormal_frac",
-                                         "empty_windows"};
+const char* const kPerTargetMetrics[] = {
+    "overflow",           "flush_to_zero",          "significant_flush", "subnormal",    "overflow_frac",
+    "flush_to_zero_frac", "significant_flush_frac", "subnormal_frac",    "empty_windows"};
 const char* const kGlobalMetrics[] = {"nonfinite", "skipped_steps"};
 const char* const kMasterMetric = "vanished_frac";
 
-template <size_t N> bool listed(const char* const (&names)[N], const std::string& name) {
+template <size_t N>
+bool listed(const char* const (&names)[N], const std::string& name) {
   return std::find_if(std::begin(names), std::end(names), [&](const char* n) { return name == n; }) != std::end(names);
 }
 
@@ -146,7 +147,8 @@ struct TensorGate {
 TensorGate parse_tensor_gate(const std::string& expr, const TensorAuditOptions& options) {
   static const std::regex grammar(std::string(R"(^\s*(?:([a-z0-9]+)\.)?([a-z_]+)\s*()") + kGateOperators +
                                   R"()\s*(\S+)\s*$)");
-  if (!(expr.size() <= 1000)) fail("--fail-on: an expression of " + std::to_string(expr.size()) + " characters (1000 at most)");
+  if (!(expr.size() <= 1000))
+    fail("--fail-on: an expression of " + std::to_string(expr.size()) + " characters (1000 at most)");
   std::smatch m;
   if (!(std::regex_match(expr, m, grammar)))
     fail("--fail-on '" + expr + "': expected [TARGET.]METRIC OP NUMBER, e.g. fp16.flush_to_zero_frac>0.01");
@@ -161,9 +163,10 @@ TensorGate parse_tensor_gate(const std::string& expr, const TensorAuditOptions& 
     if (!(format.has_value())) fail("--fail-on '" + expr + "': unknown target '" + g.target + "'");
     g.target = format_name(*format);
     if (!(per_target || master)) fail("--fail-on '" + expr + "': " + g.metric + " takes no target");
-    const bool known = master ? std::any_of(std::begin(kMasterWeightFormats), std::end(kMasterWeightFormats),
-                                            [&](Format f) { return *format == f; })
-                              : std::find(options.targets.begin(), options.targets.end(), *format) != options.targets.end();
+    const bool known =
+        master ? std::any_of(std::begin(kMasterWeightFormats), std::end(kMasterWeightFormats),
+                             [&](Format f) { return *format == f; })
+               : std::find(options.targets.begin(), options.targets.end(), *format) != options.targets.end();
     if (!known) fail("--fail-on '" + expr + "': target '" + g.target + "' is not audited");
   }
   if (master && options.master.empty()) fail("--fail-on '" + expr + "': vanished_frac needs --master");
@@ -180,14 +183,22 @@ std::pair<double, std::string> worst_over_tensors(const TensorAudit& audit, Form
         if (f.format != target) continue;
         const int64_t nonzero = f.fit.nonzero;
         double v = 0;
-        if (metric == "overflow") v = static_cast<double>(f.fit.overflow);
-        else if (metric == "flush_to_zero") v = static_cast<double>(f.fit.flush_to_zero);
-        else if (metric == "significant_flush") v = static_cast<double>(f.fit.significant_flush);
-        else if (metric == "subnormal") v = static_cast<double>(f.fit.subnormal);
-        else if (metric == "overflow_frac") v = fraction_of(f.fit.overflow, nonzero);
-        else if (metric == "flush_to_zero_frac") v = fraction_of(f.fit.flush_to_zero, nonzero);
-        else if (metric == "significant_flush_frac") v = fraction_of(f.fit.significant_flush, nonzero);
-        else if (metric == "subnormal_frac") v = fraction_of(f.fit.subnormal, nonzero);
+        if (metric == "overflow")
+          v = static_cast<double>(f.fit.overflow);
+        else if (metric == "flush_to_zero")
+          v = static_cast<double>(f.fit.flush_to_zero);
+        else if (metric == "significant_flush")
+          v = static_cast<double>(f.fit.significant_flush);
+        else if (metric == "subnormal")
+          v = static_cast<double>(f.fit.subnormal);
+        else if (metric == "overflow_frac")
+          v = fraction_of(f.fit.overflow, nonzero);
+        else if (metric == "flush_to_zero_frac")
+          v = fraction_of(f.fit.flush_to_zero, nonzero);
+        else if (metric == "significant_flush_frac")
+          v = fraction_of(f.fit.significant_flush, nonzero);
+        else if (metric == "subnormal_frac")
+          v = fraction_of(f.fit.subnormal, nonzero);
         if (where.empty() || v > worst) {
           worst = v;
           where = step.name + "/" + t.name;
@@ -254,7 +265,8 @@ std::vector<GateResult> evaluate_tensor_gates(const TensorAudit& audit, const st
       for (Format target : audit.options.targets) {
         const std::string name(format_name(target));
         if (!g.target.empty() && name != g.target) continue;
-        if (g.metric == "empty_windows") judge(name + ": ", static_cast<double>(empty_windows(audit, target)), "");
+        if (g.metric == "empty_windows")
+          judge(name + ": ", static_cast<double>(empty_windows(audit, target)), "");
         else {
           const auto [value, where] = worst_over_tensors(audit, target, g.metric);
           judge(name + ": ", value, where);

@@ -77,9 +77,8 @@ TEST(TensorsReportContract, SchemaRefusesBrokenReports) {
       {"another schema id", [](nlohmann::json& r) { r["schema"] = "mpaudit.tensors/2"; }},
       {"a histogram of 85 bins", [](nlohmann::json& r) { r["steps"][0]["tensors"][0]["range"]["exp_hist"].erase(0); }},
       {"a float tensor without formats", [](nlohmann::json& r) { r["steps"][0]["tensors"][0].erase("formats"); }},
-      {"a window without its upper bound", [](nlohmann::json& r) {
-         r["steps"][0]["tensors"][0]["formats"]["fp16"]["scale_window"].erase("hi_log2");
-       }},
+      {"a window without its upper bound",
+       [](nlohmann::json& r) { r["steps"][0]["tensors"][0]["formats"]["fp16"]["scale_window"].erase("hi_log2"); }},
       {"a negative count", [](nlohmann::json& r) { r["master_weights"][0]["updated"] = -1; }},
       {"an unknown top-level key", [](nlohmann::json& r) { r["extra"] = 1; }},
   };

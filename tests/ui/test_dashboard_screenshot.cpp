@@ -4,12 +4,12 @@
 // and report card of an all-safe report; a model audited in the window (`view MODEL.onnx`) before its
 // screenshot, and its errors. Also the node-data export, which needs no window.
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <stb_image.h>
 
 #include <cmath>
 #include <filesystem>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "io/npy.h"
@@ -159,8 +159,9 @@ TEST_F(DashboardScreenshot, TensorsReportShowsItsTableHistogramWindowAndScalePlo
     mpa::write_npy(folder / "update.fc.npy", mpa::Tensor::from_vector(update, {512}));
   }
   const std::string report = (*dir_ / "tensors.json").string();
-  const CliResult audit = run_cli(*dir_, "tensors " + run.string() + " --master 'weight.*=update.*' --growth-interval 1 " +
-                                             "--quiet --json " + report);
+  const CliResult audit =
+      run_cli(*dir_, "tensors " + run.string() + " --master 'weight.*=update.*' --growth-interval 1 " +
+                         "--quiet --json " + report);
   ASSERT_EQ(audit.exit_code, 0) << audit.err;
   const Screenshot shot = shoot(report, "--select step_0/fc.grad");
   EXPECT_EQ(shot.width, kWidth);

@@ -31,11 +31,11 @@ TEST(ScaleWindow, FlushLimitsArePowersOfTwo) {
 }
 
 TEST(ScaleWindow, UpperBoundIsTheLargestScaleWithoutOverflow) {
-  EXPECT_EQ(largest_safe_scale_log2(1.0, Format::FP16), 15);       // 2^15 <= 65504 < 2^16
-  EXPECT_EQ(largest_safe_scale_log2(65504.0, Format::FP16), 0);    // exactly the max: no overflow
+  EXPECT_EQ(largest_safe_scale_log2(1.0, Format::FP16), 15);     // 2^15 <= 65504 < 2^16
+  EXPECT_EQ(largest_safe_scale_log2(65504.0, Format::FP16), 0);  // exactly the max: no overflow
   EXPECT_EQ(largest_safe_scale_log2(65505.0, Format::FP16), -1);
   EXPECT_EQ(largest_safe_scale_log2(448.0, Format::FP8E4M3FN), 0);
-  EXPECT_EQ(largest_safe_scale_log2(1e-3, Format::FP16), 25);      // 1e-3 * 2^25 = 33554 <= 65504
+  EXPECT_EQ(largest_safe_scale_log2(1e-3, Format::FP16), 25);  // 1e-3 * 2^25 = 33554 <= 65504
 }
 
 TEST(ScaleWindow, ExactPowersOfTwoOnTheLimitFlush) {
@@ -112,8 +112,8 @@ TEST(TensorStats, FusedPassMatchesTheProbesOverChunksAndPaths) {
 
 StepGradients step_with(const std::string& name, double absmax, int64_t nonfinite = 0) {
   StepGradients step{name, {}, magnitudes_of({absmax})};
-  step.gradients.push_back({"g", absmax, nonfinite,
-                            scale_window(step.magnitudes, absmax, nonfinite, Format::FP16, 1e-3)});
+  step.gradients.push_back(
+      {"g", absmax, nonfinite, scale_window(step.magnitudes, absmax, nonfinite, Format::FP16, 1e-3)});
   return step;
 }
 
@@ -191,7 +191,7 @@ TEST(MasterWeights, LearningRateTurnsGradientsIntoUpdates) {
   const Tensor w = Tensor::from_vector<float>({1}, {1});
   const Tensor g = Tensor::from_vector<float>({-0x1p-8f}, {1});
   EXPECT_EQ(vanishing_updates(w, g, 0.0625, "w").vanished[0], 1);  // -2^-4 * -2^-8 = 2^-12: below half an ulp
-  EXPECT_EQ(vanishing_updates(w, g, 1.0, "w").vanished[0], 0);   // 2^-8 survives
+  EXPECT_EQ(vanishing_updates(w, g, 1.0, "w").vanished[0], 0);     // 2^-8 survives
 }
 
 TEST(MasterWeights, PairingByPattern) {
