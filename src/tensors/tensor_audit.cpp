@@ -23,11 +23,12 @@ TensorRole role_of(const std::string& name, bool floating, const TensorAuditOpti
 }
 
 // Reads one tensor; errors name it (the readers name the file, and the member where there is one).
-Tensor read_named(const TensorSource& source) {
-  return naming_file(source.describe(), [&] { return read_tensor(source); });
+Tensor read_named(TensorReader& reader, const TensorSource& source) {
+  return naming_file(source.describe(), [&] { return reader.read(source); });
 }
 
-void pair_master_weights(const Step& step, const TensorAuditOptions& options, std::vector<MasterRecord>& out) {
+void pair_master_weights(const Step& step, const TensorAuditOptions& options, TensorReader& reader,
+                         std::vector<MasterRecord>& out) {
   std::map<std::string, const TensorSource*> by_name;
   for (const TensorSource& source : step.tensors) by_name[source.name] = &source;
   for (const TensorSource& source : step.tensors)
@@ -39,8 +40,8 @@ void pair_master_weights(const Step& step, const TensorAuditOptions& options, st
         fail(source.describe() + ": weight '" + source.name + "' of step '" + step.name + "' has no " +
              (options.learning_rate ? "gradient" : "update") + " '" + *update_name + "' (--master " +
              pairing.weight_pattern + "=" + pairing.update_pattern + ")");
-      const Tensor weight = read_named(source);
-      const Tensor delta = read_named(*update->second);
+      const Tensor weight = read_named(reader, source);
+      const Tensor delta = read_named(reader, *update->second);
       out.push_back({step.name, source.name, *update_name,
                      vanishing_updates(weight, delta, options.learning_rate,
                                        source.describe() + " and " + update->second->describe())});
@@ -69,11 +70,12 @@ TensorAudit run_tensor_audit(const TensorAuditOptions& options, const std::funct
   int64_t total = 0, done = 0;
   for (const Step& step : steps) total += static_cast<int64_t>(step.tensors.size());
   std::vector<StepGradients> gradients;
+  TensorReader reader;
   for (const Step& step : steps) {
     StepRecord record{step.name, {}};
     StepGradients step_gradients{step.name, {}, {}};
     for (const TensorSource& source : step.tensors) {
-      TensorStats stats = analyse_tensor(read_named(source), options.targets, options.max_flush_fraction);
+      TensorStats stats = analyse_tensor(read_named(reader, source), options.targets, options.max_flush_fraction);
       const TensorRole role = role_of(source.name, stats.floating, options);
       if (role == TensorRole::Gradient) {
         step_gradients.gradients.push_back({source.name, stats.range.absmax(), stats.nonfinite(),
@@ -86,7 +88,7 @@ TensorAudit run_tensor_audit(const TensorAuditOptions& options, const std::funct
       record.tensors.push_back({source.name, source.describe(), role, std::move(stats)});
       if (progress) progress(++done, total);
     }
-    pair_master_weights(step, options, audit.master);
+    pair_master_weights(step, options, reader, audit.master);
     audit.steps.push_back(std::move(record));
     gradients.push_back(std::move(step_gradients));
   }

@@ -222,12 +222,24 @@ std::vector<TensorSource> list_tensors(const fs::path& file) {
   return out;
 }
 
-Tensor read_tensor(const TensorSource& source) {
+struct TensorReader::OpenSafetensors {
+  fs::path path;
+  SafetensorsFile file;
+};
+
+TensorReader::TensorReader() = default;
+TensorReader::~TensorReader() = default;
+
+Tensor TensorReader::read(const TensorSource& source) {
   const std::string extension = lower_extension(source.file);
   if (extension == ".npz") return read_npz_array(source.file, source.member);
-  if (extension == ".safetensors") return SafetensorsFile(source.file).read(source.member);
   if (extension == ".pb") return read_tensor_pb(source.file);
-  return read_npy(source.file);
+  if (extension != ".safetensors") return read_npy(source.file);
+  if (!open_ || open_->path != source.file) {
+    open_.reset();  // closes the previous file first
+    open_ = std::make_unique<OpenSafetensors>(OpenSafetensors{source.file, SafetensorsFile(source.file)});
+  }
+  return open_->file.read(source.member);
 }
 
 std::vector<Step> find_steps(const std::vector<std::string>& paths) {

@@ -4,6 +4,7 @@
 // run holds one tensor in memory at a time and a lying header fails instead of allocating.
 #pragma once
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -39,9 +40,20 @@ std::vector<Step> find_steps(const std::vector<std::string>& paths);
 // The tensors a file holds, in file order (for .npz and .safetensors from their directory or header).
 std::vector<TensorSource> list_tensors(const std::filesystem::path& file);
 
-// Reads one tensor. Fails with one line naming the file and the tensor: truncated data, a bad header, a
-// size larger than the file, an element type the runtime does not store.
-Tensor read_tensor(const TensorSource& source);
+// Reads tensors one at a time. Fails with one line naming the file and the tensor: truncated data, a bad
+// header, a size larger than the file, an element type the runtime does not store. The last .safetensors
+// file read stays open with its parsed header: a step reads its tensors file by file, and parsing a large
+// header again for each of its tensors would cost more than the tensors.
+class TensorReader {
+ public:
+  TensorReader();
+  ~TensorReader();
+  Tensor read(const TensorSource& source);
+
+ private:
+  struct OpenSafetensors;
+  std::unique_ptr<OpenSafetensors> open_;
+};
 
 // a < b with digit runs compared as numbers ("step_2" < "step_10").
 bool natural_less(const std::string& a, const std::string& b);
