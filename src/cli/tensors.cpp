@@ -182,7 +182,10 @@ int run_tensors(TensorsArgs& args) {
       tensors::run_tensor_audit(options, [&](int64_t done, int64_t total) { bar.show(done, total); });
   const std::vector<GateResult> gates = tensors::evaluate_tensor_gates(audit, args.fail_on);
   if (!args.json_path.empty())
-    write_file_atomic(args.json_path, tensors::tensors_report_json(audit, gates).dump(1) + "\n");
+    // Names come from files and archives: bytes that are not UTF-8 become U+FFFD rather than failing the write.
+    write_file_atomic(args.json_path, tensors::tensors_report_json(audit, gates)
+                                              .dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) +
+                                          "\n");
   bool failed = false;
   for (const GateResult& g : gates) failed = failed || g.failed;
   if (!args.quiet) {

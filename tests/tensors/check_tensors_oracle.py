@@ -324,6 +324,16 @@ def main() -> int:
         check(gated.returncode == 1 and "edge." in gated.stdout, "a failing flush gate exits 1 and names the tensor")
         passing = run(args.mpaudit, common + ["--fail-on", "skipped_steps>5"])
         check(passing.returncode == 0, "a passing gate exits 0")
+
+        # Names are bytes from the file system and archives: one that is not UTF-8 is written as U+FFFD.
+        odd = root / "odd"
+        odd.mkdir()
+        np.save(odd / "grad\udcff.npy", np.ones(3, np.float32))
+        odd_report = root / "odd.json"
+        result = run(args.mpaudit, [str(odd), "--json", str(odd_report), "--quiet"])
+        names = [t["name"] for t in json.loads(odd_report.read_text(encoding="utf-8"))["steps"][0]["tensors"]] \
+            if result.returncode == 0 else []
+        check(names == ["grad\ufffd"], f"a name that is not UTF-8 is written with U+FFFD (got {result.returncode}, {names})")
     return check.finish()
 
 
