@@ -309,11 +309,26 @@ struct LossScalePanel {
 
 // Each weight/update pair's vanishing updates, and the selected pair's |update| / |weight| histogram.
 struct MasterWeightsPanel {
+  int followed_tensor = -1;  // the table's selection the pair was last matched to
+  bool scroll_to_pair = false;
+
   void Draw(TensorsSession& s) {
     ImGui::Begin("Master weights");
     if (s.model.master.empty()) {
       ImGui::TextDisabled("no weight/update pairs in this report (--master pairs them)");
       return ImGui::End();
+    }
+    // Selecting a weight or an update in the table selects its pair here.
+    if (s.selected != followed_tensor && s.selected >= 0) {
+      followed_tensor = s.selected;
+      const TensorRow& t = s.model.tensors[static_cast<size_t>(s.selected)];
+      for (size_t i = 0; i < s.model.master.size(); ++i) {
+        const MasterRow& m = s.model.master[i];
+        if (m.step == t.step && (m.weight == t.name || m.update == t.name)) {
+          s.selected_pair = static_cast<int>(i);
+          scroll_to_pair = true;
+        }
+      }
     }
     ImGui::TextDisabled("updates that vanish when added to a 16-bit weight: round(W + dW) == round(W)");
     if (ImGui::BeginTable("pairs", 5, ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingFixedFit,
@@ -329,6 +344,10 @@ struct MasterWeightsPanel {
         if (ImGui::Selectable(m.step.c_str(), s.selected_pair == int(i), ImGuiSelectableFlags_SpanAllColumns))
           s.selected_pair = int(i);
         ImGui::PopID();
+        if (scroll_to_pair && s.selected_pair == int(i)) {
+          ImGui::SetScrollHereY();
+          scroll_to_pair = false;
+        }
         ImGui::TableNextColumn();
         ImGui::TextUnformatted(m.weight.c_str());
         ImGui::TableNextColumn();
@@ -344,7 +363,7 @@ struct MasterWeightsPanel {
       ImGui::EndTable();
     }
     const MasterRow& pair = s.model.master[static_cast<size_t>(s.selected_pair)];
-    ImGui::Text("|%s| / |%s|", pair.update.c_str(), pair.weight.c_str());
+    ImGui::Text("%s: |%s| / |%s|", pair.step.c_str(), pair.update.c_str(), pair.weight.c_str());
     exponent_histogram("ratio", {&pair.ratio, "update/weight"}, {}, std::nullopt, true);
     ImGui::End();
   }
