@@ -4,7 +4,7 @@ SAN_BUILD ?= build-sanitize
 JOBS ?= $(shell nproc)
 PY := .venv/bin/python
 
-.PHONY: demo test test-sanitize deps build bench clean
+.PHONY: demo demo-training test test-sanitize deps build bench clean
 
 deps:
 	@bash scripts/install-deps.sh
@@ -25,6 +25,16 @@ demo: build
 	  --input attention_mask=models/demo/attention_mask.npy --json $(BUILD)/demo/tiny_attention.report.json; \
 	  test $$? -eq 1
 	@echo "reports: $(BUILD)/demo/tiny_cnn.report.json $(BUILD)/demo/tiny_attention.report.json"
+
+# A 64-64-10 perceptron trained in numpy on scikit-learn's digits, dumping every step's gradients, weights and
+# updates; `mpaudit tensors` then finds the loss scale, replays dynamic loss scaling and counts vanishing updates.
+demo-training: build
+	$(PY) -m pip install -q -r requirements-demo.txt
+	@rm -rf $(BUILD)/demo-training
+	$(PY) models/training/train_digits.py --out $(BUILD)/demo-training/run
+	$(BUILD)/mpaudit tensors $(BUILD)/demo-training/run --grads 'grad.*' --master 'weight.*=update.*' \
+	  --growth-interval 25 --json $(BUILD)/demo-training/report.json --fail-on 'fp16.vanished_frac>0.5'
+	@echo "report: $(BUILD)/demo-training/report.json (open it with: $(BUILD)/mpaudit view $(BUILD)/demo-training/report.json)"
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)

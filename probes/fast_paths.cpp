@@ -380,15 +380,28 @@ __attribute__((target("avx512f,avx512bw,avx512vbmi,popcnt"))) void count_exponen
 
 }  // namespace
 
-void histogram(const float* x, int64_t n, ExpHistogram::Chunk& h) {
+void exponent_fields(const float* x, int64_t n, uint64_t* fields, int64_t& zeros) {
   static const bool avx512 =
       __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vbmi");
-  uint64_t fields[256] = {};
-  int64_t zeros = 0;
   if (avx512)
     count_exponent_fields_avx512(x, n, fields, zeros);
   else
     count_exponent_fields_scalar(x, n, fields, zeros);
+}
+
+MPA_VECTOR_LOOP bool any_power_of_two(const float* x, int64_t n) {
+  uint32_t found = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const uint32_t u = __builtin_bit_cast(uint32_t, x[i]) & 0x7FFFFFFFu;
+    found |= static_cast<uint32_t>((u & 0x7FFFFFu) == 0 && u != 0);
+  }
+  return found != 0;
+}
+
+void histogram(const float* x, int64_t n, ExpHistogram::Chunk& h) {
+  uint64_t fields[256] = {};
+  int64_t zeros = 0;
+  exponent_fields(x, n, fields, zeros);
   fold_exponent_fields(fields, zeros, h);
 }
 

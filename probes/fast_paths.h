@@ -32,6 +32,12 @@ void format_fit(const float* x, int64_t n, const FormatFit::Bounds& b, FormatFit
 // Finite x that flush to zero in b (0 < |x| / b.scale <= b.flush_limit) and are at least `relevant`.
 int64_t count_significant_flushes(const float* x, int64_t n, double relevant, const FormatFit::Bounds& b);
 
+// Counts of finite x by float exponent field (0 holds the subnormals) into fields[256], zeros apart.
+void exponent_fields(const float* x, int64_t n, uint64_t* fields, int64_t& zeros);
+
+// True when some nonzero x is an exact power of two (zero fraction bits); NaN/Inf must not occur.
+bool any_power_of_two(const float* x, int64_t n);
+
 // Exponent histogram of finite x into h (bins from the float's exponent bits).
 void histogram(const float* x, int64_t n, ExpHistogram::Chunk& h);
 

@@ -40,22 +40,28 @@ FormatFit FormatFit::of(const Tensor& t, Format f, double scale) {
   return fit;
 }
 
+double FormatFit::significant_flush_threshold(Format f, double absmax) {
+  return std::ldexp(absmax, -(format_traits(f).mantissa_bits + 1));
+}
+
+int64_t FormatFit::significant_flushes_in(const Tensor& t, int64_t begin, int64_t end, double relevant,
+                                          const Bounds& bounds) {
+  if (t.dtype() == DType::Float32 && fast::all_finite(t.data<float>() + begin, end - begin))
+    return fast::count_significant_flushes(t.data<float>() + begin, end - begin, relevant, bounds);
+  int64_t c = 0;
+  for_each_value(t, begin, end, [&](double x, int64_t) {
+    const double a = std::fabs(x);
+    c += a > 0 && a >= relevant && bounds.in_format_units(a) <= bounds.flush_limit;
+  });
+  return c;
+}
+
 int64_t FormatFit::count_significant_flushes(const Tensor& t, Format f, double absmax, double scale) {
   const Bounds bounds(f, scale);
-  const double relevant = std::ldexp(absmax, -(format_traits(f).mantissa_bits + 1));
+  const double relevant = significant_flush_threshold(f, absmax);
   int64_t count = 0;
   chunked<int64_t>(
-      t.numel(),
-      [&](int64_t begin, int64_t end) {
-        if (t.dtype() == DType::Float32 && fast::all_finite(t.data<float>() + begin, end - begin))
-          return fast::count_significant_flushes(t.data<float>() + begin, end - begin, relevant, bounds);
-        int64_t c = 0;
-        for_each_value(t, begin, end, [&](double x, int64_t) {
-          const double a = std::fabs(x);
-          c += a > 0 && a >= relevant && bounds.in_format_units(a) <= bounds.flush_limit;
-        });
-        return c;
-      },
+      t.numel(), [&](int64_t begin, int64_t end) { return significant_flushes_in(t, begin, end, relevant, bounds); },
       [&](int64_t c) { count += c; });
   return count;
 }

@@ -53,6 +53,11 @@ struct FormatFit {
   }
   // Counts the significant flushes of `t` given its absmax (a second pass, run only when something flushed).
   static int64_t count_significant_flushes(const Tensor& t, Format f, double absmax, double scale = 1);
+  // The smallest flushed magnitude that counts as significant in a tensor of this absmax.
+  static double significant_flush_threshold(Format f, double absmax);
+  // The same count over elements [begin, end), for passes that fuse several formats per chunk.
+  static int64_t significant_flushes_in(const Tensor& t, int64_t begin, int64_t end, double relevant,
+                                        const Bounds& bounds);
   // log2(max finite / absmax): bits of range left above the largest value (negative = overflow).
   static double headroom_bits(Format f, double absmax) {
     return absmax > 0 ? std::log2(format_traits(f).max_finite / absmax) : std::nan("");

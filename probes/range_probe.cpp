@@ -25,7 +25,9 @@ double RangeProbe::mean() const { return finite ? sum.value() / static_cast<doub
 double RangeProbe::std_dev() const {
   if (!finite) return std::nan("");
   const double m = mean();
-  return std::sqrt(std::max(0.0, sum_sq.value() / static_cast<double>(finite) - m * m));
+  // Squares beyond the double range make the variance Inf - Inf: undefined (null), never a silent 0.
+  const double variance = sum_sq.value() / static_cast<double>(finite) - m * m;
+  return std::isnan(variance) ? variance : std::sqrt(std::max(0.0, variance));
 }
 
 json RangeProbe::to_json() const {

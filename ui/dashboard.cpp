@@ -8,10 +8,7 @@
 #include "ui/dashboard.h"
 
 #include <GLFW/glfw3.h>
-#include <backends/imgui_impl_glfw.h>
-#include <backends/imgui_impl_opengl3.h>
 #include <imgui_internal.h>  // ImGuiSettingsHandler: our own entry in imgui.ini
-#include <stb_image_write.h>
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -29,15 +26,11 @@
 
 #include "common/error.h"
 #include "ui/panels.h"
+#include "ui/window.h"
 
 namespace mpa::ui {
 
 namespace {
-
-// GLFW reports errors through a callback; keep the last one for our own one-line message instead of
-// letting it print.
-std::string last_glfw_error;
-void remember_glfw_error(int /*code*/, const char* description) { last_glfw_error = description; }
 
 // Frames rendered before a screenshot once the view is settled: ImGui sizes auto-fit windows and table
 // columns over the first frames, and the selection made by --select scrolls the table one frame later.
@@ -193,19 +186,6 @@ void register_saved_state(SavedState& state) {
 
 // [SECTION] Files
 
-// Reads the back buffer (what the next swap shows) and writes it as an RGB PNG, top row first.
-bool save_framebuffer_png(GLFWwindow* window, const std::string& path) {
-  int width = 0, height = 0;
-  glfwGetFramebufferSize(window, &width, &height);
-  std::vector<unsigned char> pixels(static_cast<size_t>(width) * static_cast<size_t>(height) * 3);
-  glPixelStorei(GL_PACK_ALIGNMENT, 1);
-  glReadBuffer(GL_BACK);
-  glReadPixels(0, 0, width, height, GL_RGB, GL_UNSIGNED_BYTE, pixels.data());
-  const int row_bytes = width * 3;
-  stbi_flip_vertically_on_write(1);  // OpenGL's rows run bottom-up
-  return stbi_write_png(path.c_str(), width, height, 3, pixels.data(), row_bytes) != 0;
-}
-
 void write_node_data(const ReportModel& model, const std::string& target, GraphMetric metric,
                      const std::string& graph_id, const std::string& path) {
   std::ofstream out(path, std::ios::binary);
@@ -347,24 +327,9 @@ double percentile_of(std::vector<double> v, double p) {
   return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
 }
 
-// Setup 2: a window with an OpenGL 3.3 core context. GLFW needs a display; say how to get one.
-GLFWwindow* open_window(const DashboardOptions& options, bool headless, const std::string& title) {
-  glfwSetErrorCallback(remember_glfw_error);
-  const char* display = std::getenv("DISPLAY");
-  const char* wayland_display = std::getenv("WAYLAND_DISPLAY");
-  require((display && *display) || (wayland_display && *wayland_display), "no display: run under xvfb-run");
-  require(glfwInit() == GLFW_TRUE, "no display (" + last_glfw_error + "): run under xvfb-run");
-  glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
-  glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
-  glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
-  glfwWindowHint(GLFW_RESIZABLE, headless ? GLFW_FALSE : GLFW_TRUE);
-  GLFWwindow* window = glfwCreateWindow(options.width, options.height, title.c_str(), nullptr, nullptr);
-  if (!window) {
-    glfwTerminate();
-    fail("cannot open a window with OpenGL 3.3 (" + last_glfw_error + ")");
-  }
-  glfwMakeContextCurrent(window);
-  glfwSwapInterval(headless ? 0 : 1);  // vsync when a person watches
+// Setup 2: a window with an OpenGL 3.3 core context (ui/window.h), taking dropped reports.
+GLFWwindow* open_dashboard_window(const DashboardOptions& options, bool headless, const std::string& title) {
+  GLFWwindow* window = open_window(options.width, options.height, headless, title);
   glfwSetDropCallback(window, remember_drop);
   return window;
 }
@@ -374,10 +339,8 @@ GLFWwindow* open_window(const DashboardOptions& options, bool headless, const st
 // screenshot is the same.
 void setup_imgui(GLFWwindow* window, const DashboardOptions& options, bool headless, SavedState& saved,
                  std::string& ini_path) {
-  IMGUI_CHECKVERSION();
-  ImGui::CreateContext();
+  start_imgui(window, options.font_scale, headless);
   ImGuiIO& io = ImGui::GetIO();
-  io.IniFilename = nullptr;
   if (!headless) {
     if (const auto file = settings_file(std::getenv("XDG_CONFIG_HOME"), std::getenv("HOME"))) {
       std::error_code ec;
@@ -389,20 +352,6 @@ void setup_imgui(GLFWwindow* window, const DashboardOptions& options, bool headl
       }
     }
   }
-  // A screenshot shows the report, not wherever the X server happens to leave the pointer (hover
-  // highlights, tooltips).
-  if (headless) io.ConfigFlags |= ImGuiConfigFlags_NoMouse;
-  ImGui::StyleColorsDark();
-  // HiDPI: scale fonts and sizes with the monitor's content scale, or as asked.
-  float x_scale = 1, y_scale = 1;
-  glfwGetWindowContentScale(window, &x_scale, &y_scale);
-  const float scale = options.font_scale > 0 ? options.font_scale : x_scale > 1.25f ? x_scale : 1.0f;
-  if (scale != 1.0f) {
-    io.FontGlobalScale = scale;
-    ImGui::GetStyle().ScaleAllSizes(scale);
-  }
-  ImGui_ImplGlfw_InitForOpenGL(window, true);
-  ImGui_ImplOpenGL3_Init("#version 330");  // the GLSL of the OpenGL 3.3 core context open_window asks for
 }
 
 // The menu bar: files, then one item per view (F1..F5), the audit's progress, the last file action.
@@ -524,7 +473,7 @@ int run_dashboard(const DashboardOptions& options) {
   const bool headless = !options.screenshot_path.empty() || options.bench_frames > 0;
 
   std::string title = "mpaudit - " + options.report_path;
-  GLFWwindow* window = open_window(options, headless, title);
+  GLFWwindow* window = open_dashboard_window(options, headless, title);
 
   DashboardView view = options.view;
   SavedState saved{std::nullopt, &view};
@@ -552,10 +501,7 @@ int run_dashboard(const DashboardOptions& options) {
   for (int frame = 0; !glfwWindowShouldClose(window) && !done && !stop_requested; ++frame) {
     const auto frame_start = std::chrono::steady_clock::now();
     const double frame_cpu_start_ms = options.bench_frames > 0 ? process_cpu_ms() : 0;
-    glfwPollEvents();
-    ImGui_ImplOpenGL3_NewFrame();
-    ImGui_ImplGlfw_NewFrame();
-    ImGui::NewFrame();
+    begin_frame();
     if (frame == 0 && saved.view) {
       // imgui.ini is read by the first NewFrame: its window places belong to the view saved with them.
       if (!options.view_given) view = *saved.view;
@@ -613,12 +559,7 @@ int run_dashboard(const DashboardOptions& options) {
     ImGui::Render();
     const double build_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - frame_start).count();
-    int framebuffer_width = 0, framebuffer_height = 0;
-    glfwGetFramebufferSize(window, &framebuffer_width, &framebuffer_height);
-    glViewport(0, 0, framebuffer_width, framebuffer_height);
-    glClearColor(0.08f, 0.08f, 0.10f, 1.0f);
-    glClear(GL_COLOR_BUFFER_BIT);
-    ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+    draw_frame(window);
     if (save_png) {
       save_png = false;
       const std::string out = std::string("mpaudit-") + view_name(view) + ".png";
@@ -667,11 +608,7 @@ int run_dashboard(const DashboardOptions& options) {
   const int node_count = session ? session->model->node_count() : 0;
   const auto [layout_items, layout_ms] = session ? session->graph.last_layout() : std::pair<int, double>{0, 0};
   session.reset();
-  ImGui_ImplOpenGL3_Shutdown();
-  ImGui_ImplGlfw_Shutdown();
-  ImGui::DestroyContext();
-  glfwDestroyWindow(window);
-  glfwTerminate();
+  close_window(window);
   if (!fatal_error.empty()) fail(fatal_error);
   if (headless)
     require(done, "the graph layout did not finish within " + std::to_string(int(kLayoutTimeoutSeconds)) + " s");

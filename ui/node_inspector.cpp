@@ -1,5 +1,4 @@
 // Node inspector: everything the report knows about the selected node against the selected target.
-//   [SECTION] exponent histogram inside the format's window
 //   [SECTION] tables: reasons, reference statistics, propagated vs isolated metrics, weights
 //   [SECTION] the panel
 #include <algorithm>
@@ -10,103 +9,6 @@
 namespace mpa::ui {
 
 namespace {
-
-using probes::ExpHistogram;
-
-// [SECTION] Exponent histogram inside the format's window
-
-const ImU32 kReferenceBarColor = IM_COL32(90, 170, 250, 170);
-const ImU32 kPropagatedBarColor = IM_COL32(240, 200, 90, 255);
-
-void exponent_histogram(const char* id, const ExpHistogram& reference, const ExpHistogram& propagated,
-                        std::optional<Format> format, bool log_counts) {
-  constexpr int kAxisMin = ExpHistogram::kMinExp, kAxisMax = ExpHistogram::kMaxExp + 1;
-  const float label_height = ImGui::GetTextLineHeightWithSpacing();
-  const ImVec2 canvas_min = ImGui::GetCursorScreenPos();
-  const ImVec2 canvas_size(std::max(ImGui::GetContentRegionAvail().x, 200.0f), ImGui::GetFontSize() * 9);
-  ImGui::InvisibleButton(id, canvas_size);
-  const bool hovered = ImGui::IsItemHovered();
-  const ImVec2 plot_min(canvas_min.x + 2, canvas_min.y + label_height);
-  const ImVec2 plot_max(canvas_min.x + canvas_size.x - 2, canvas_min.y + canvas_size.y - label_height);
-  const auto x_of = [&](double log2_value) {
-    const double t = (std::clamp(log2_value, double(kAxisMin), double(kAxisMax)) - kAxisMin) / (kAxisMax - kAxisMin);
-    return plot_min.x + static_cast<float>(t) * (plot_max.x - plot_min.x);
-  };
-  ImDrawList* draw = ImGui::GetWindowDrawList();
-  draw->AddRectFilled(plot_min, plot_max, IM_COL32(20, 20, 26, 255));
-
-  // The format's regions behind the bars, labelled above the plot.
-  if (format) {
-    const FormatZones zones = format_zones(*format);
-    struct Region {
-      double from, to;
-      ImU32 color;
-      const char* label;
-    };
-    const Region regions[] = {
-        {double(kAxisMin), zones.flush_log2, IM_COL32(120, 120, 140, 60), "flush to 0"},
-        {zones.flush_log2, zones.normal_log2, IM_COL32(160, 130, 220, 70), "subnormal"},
-        {zones.normal_log2, zones.max_log2, IM_COL32(80, 180, 100, 45), "normal"},
-        {zones.max_log2, double(kAxisMax), IM_COL32(235, 70, 60, 70), "overflow"},
-    };
-    for (const Region& r : regions) {
-      const float x0 = x_of(r.from), x1 = x_of(r.to);
-      if (x1 - x0 < 1) continue;  // outside the axis (bf16's subnormals lie below 2^-40)
-      draw->AddRectFilled(ImVec2(x0, plot_min.y), ImVec2(x1, plot_max.y), r.color);
-      if (ImGui::CalcTextSize(r.label).x < x1 - x0)
-        draw->AddText(ImVec2(x0 + 2, canvas_min.y), IM_COL32(200, 200, 200, 255), r.label);
-    }
-  }
-
-  // Bars: one per power of two; reference as wide translucent bars, propagated as narrow ones on top.
-  int64_t max_count = 1;
-  for (int b = ExpHistogram::kFirstPow; b < ExpHistogram::kAbove; ++b)
-    max_count =
-        std::max({max_count, reference.counts[static_cast<size_t>(b)], propagated.counts[static_cast<size_t>(b)]});
-  const auto height_of = [&](int64_t count) {
-    const double share =
-        log_counts ? std::log1p(double(count)) / std::log1p(double(max_count)) : double(count) / double(max_count);
-    return static_cast<float>(share) * (plot_max.y - plot_min.y);
-  };
-  for (int b = ExpHistogram::kFirstPow; b < ExpHistogram::kAbove; ++b) {
-    const int exponent = ExpHistogram::kMinExp + (b - ExpHistogram::kFirstPow);
-    const float x0 = x_of(exponent), x1 = x_of(exponent + 1), inset = (x1 - x0) * 0.3f;
-    if (const int64_t n = reference.counts[static_cast<size_t>(b)])
-      draw->AddRectFilled(ImVec2(x0, plot_max.y - height_of(n)), ImVec2(x1, plot_max.y), kReferenceBarColor);
-    if (const int64_t n = propagated.counts[static_cast<size_t>(b)])
-      draw->AddRectFilled(ImVec2(x0 + inset, plot_max.y - height_of(n)), ImVec2(x1 - inset, plot_max.y),
-                          kPropagatedBarColor);
-  }
-  for (int exponent = kAxisMin; exponent <= kAxisMax; exponent += 10) {
-    const std::string label = "2^" + std::to_string(exponent);
-    const float x = std::min(x_of(exponent), plot_max.x - ImGui::CalcTextSize(label.c_str()).x);
-    draw->AddLine(ImVec2(x_of(exponent), plot_max.y), ImVec2(x_of(exponent), plot_max.y + 3),
-                  IM_COL32(160, 160, 160, 255));
-    draw->AddText(ImVec2(x, plot_max.y + 2), IM_COL32(160, 160, 160, 255), label.c_str());
-  }
-
-  if (hovered) {
-    const float t = (ImGui::GetIO().MousePos.x - plot_min.x) / std::max(plot_max.x - plot_min.x, 1.0f);
-    const int exponent =
-        std::clamp(kAxisMin + static_cast<int>(std::floor(t * (kAxisMax - kAxisMin))), kAxisMin, kAxisMax - 1);
-    const size_t bin = static_cast<size_t>(ExpHistogram::kFirstPow + exponent - ExpHistogram::kMinExp);
-    ImGui::SetTooltip("2^%d <= |x| < 2^%d\nreference  %lld\npropagated %lld", exponent, exponent + 1,
-                      static_cast<long long>(reference.counts[bin]), static_cast<long long>(propagated.counts[bin]));
-  }
-  const auto count = [](const ExpHistogram& h, int bin) {
-    return static_cast<long long>(h.counts[static_cast<size_t>(bin)]);
-  };
-  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kReferenceBarColor), "reference");
-  ImGui::SameLine();
-  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kPropagatedBarColor), "propagated");
-  ImGui::SameLine();
-  ImGui::TextDisabled("zero %lld/%lld, <2^-40 %lld/%lld, >=2^41 %lld/%lld, Inf %lld/%lld, NaN %lld/%lld",
-                      count(reference, ExpHistogram::kZero), count(propagated, ExpHistogram::kZero),
-                      count(reference, ExpHistogram::kBelow), count(propagated, ExpHistogram::kBelow),
-                      count(reference, ExpHistogram::kAbove), count(propagated, ExpHistogram::kAbove),
-                      count(reference, ExpHistogram::kInf), count(propagated, ExpHistogram::kInf),
-                      count(reference, ExpHistogram::kNan), count(propagated, ExpHistogram::kNan));
-}
 
 // [SECTION] Tables
 
@@ -324,7 +226,8 @@ void NodeInspectorPanel::Draw(const ReportModel& model, DashboardSelection& sele
         ImGui::TextDisabled("not a floating tensor: nothing measured");
       } else {
         ImGui::Checkbox("log counts", &log_counts);
-        exponent_histogram("histogram", tensor.hist, tensor_target->second.propagated_hist, format, log_counts);
+        exponent_histogram("histogram", {&tensor.hist, "reference"},
+                           {&tensor_target->second.propagated_hist, "propagated"}, format, log_counts);
         section_title("reference");
         reference_stats_table(tensor.range, tensor_target->second.fit, format, model.report().config);
         section_title("divergence from the reference");

@@ -8,9 +8,11 @@
 #include <imgui.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "probes/exp_histogram.h"
 #include "ui/graph_model.h"
 #include "ui/live_audit.h"
 #include "ui/report_model.h"
@@ -118,6 +120,19 @@ std::string format_sqnr(double sqnr_db);
 // A node's value health as small pills, each a letter on a colour (never colour alone): N NaN, I Inf or
 // overflow, s subnormal, f flushed, n normal; a pill only for a nonzero count, its count on hover.
 void health_pills(const ValueHealth& health);
+// An exponent histogram (probes::ExpHistogram bins over 2^-40..2^41) with the format's zones behind the bars.
+// `overlay` (counts may be null) is drawn as narrow bars on top. With a scale, the zones are where values
+// land once multiplied by 2^scale_log2, and the safe scale window's edges are drawn as dashed lines.
+struct HistogramSeries {
+  const probes::ExpHistogram* counts = nullptr;
+  const char* label = "";
+};
+struct HistogramScale {
+  int scale_log2 = 0;
+  std::optional<int> window_lo_log2, window_hi_log2;
+};
+void exponent_histogram(const char* id, const HistogramSeries& main, const HistogramSeries& overlay,
+                        std::optional<Format> format, bool log_counts, const HistogramScale& scale = {});
 // A titled separator inside a panel (ImGui 1.86 has no SeparatorText).
 void section_title(const char* title);
 // A link to a node: the node's name as a small button that selects it.

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <regex>
 
-#include "common/number_text.h"
+#include "common/gate_comparison.h"
 #include "tensor/formats.h"
 
 namespace mpa {
@@ -28,16 +28,6 @@ double output_metric(const report::OutputSummary& o, const std::string& metric) 
 
 bool lower_is_worse(const std::string& metric) { return metric == "cosine" || metric == "sqnr_db"; }
 
-bool compare(double value, const std::string& op, double limit) {
-  if (std::isnan(value)) return true;  // an undefined figure never passes a gate
-  if (op == ">") return value > limit;
-  if (op == ">=") return value >= limit;
-  if (op == "<") return value < limit;
-  if (op == "<=") return value <= limit;
-  if (op == "==") return value == limit;
-  return value != limit;
-}
-
 // Syntax, number and metric name; the target named as the report keys it (fp16 for float16).
 Gate parse_gate(const std::string& expr) {
   static const std::regex grammar(
@@ -53,18 +43,7 @@ Gate parse_gate(const std::string& expr) {
     if (!(format.has_value())) fail("--fail-on '" + expr + "': unknown target '" + g.target + "'");
     g.target = format_name(*format);
   }
-  std::string magnitude = g.number;
-  const bool negative = !magnitude.empty() && magnitude[0] == '-';
-  if (!magnitude.empty() && (magnitude[0] == '-' || magnitude[0] == '+')) magnitude.erase(0, 1);
-  std::string lower;
-  for (char c : magnitude) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (lower == "inf" || lower == "infinity") {
-    g.limit = negative ? -INFINITY : INFINITY;
-  } else {
-    const std::optional<double> limit = parse_finite_number(g.number[0] == '+' ? magnitude : g.number);
-    if (!(limit.has_value())) fail("--fail-on '" + expr + "': bad number '" + g.number + "'");
-    g.limit = *limit;
-  }
+  g.limit = parse_gate_limit(g.number, expr);
   if (!g.output_metric.empty() &&
       std::find(std::begin(kOutputMetrics), std::end(kOutputMetrics), g.output_metric) == std::end(kOutputMetrics))
     fail("--fail-on '" + expr + "': unknown output metric '" + g.output_metric +
@@ -121,7 +100,7 @@ std::vector<GateResult> evaluate_gates(const report::Report& report, const std::
           value = std::isnan(v) ? v : std::isnan(value) ? value : lower_worse ? std::min(value, v) : std::max(value, v);
         }
       }
-      if (compare(value, g.op, g.limit)) {
+      if (gate_comparison_holds(value, g.op, g.limit)) {
         char buf[256];
         std::snprintf(buf, sizeof buf, "%s: %s = %.6g %s %s", fmt.c_str(), g.metric.c_str(), value, g.op.c_str(),
                       g.number.c_str());

@@ -14,6 +14,7 @@ Action add_merge(CLI::App& app);
 Action add_diff(CLI::App& app);
 Action add_html(CLI::App& app);
 Action add_devices(CLI::App& app);
+Action add_tensors(CLI::App& app);
 #ifdef MPA_HAVE_UI
 Action add_view(CLI::App& app);
 #endif

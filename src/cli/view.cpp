@@ -6,6 +6,8 @@
 #include "cli/audit_job.h"
 #include "cli/commands.h"
 #include "ui/dashboard.h"
+#include "ui/tensors_dashboard.h"
+#include "ui/tensors_model.h"
 
 namespace mpa::cli {
 
@@ -36,10 +38,9 @@ Action add_view(CLI::App& app) {
   auto audit_args = std::make_shared<AuditJobArgs>();
   auto view_text = std::make_shared<std::string>();
   auto metric_text = std::make_shared<std::string>();
-  app.add_option(
-         "report", options->report_path,
-         "report written by `mpaudit audit --json` or `mpaudit merge`, or an ONNX model (.onnx) to audit in the "
-         "window with the audit options below")
+  app.add_option("report", options->report_path,
+                 "report written by `mpaudit audit --json`, `mpaudit merge` or `mpaudit tensors --json`, or an ONNX "
+                 "model (.onnx) to audit in the window with the audit options below")
       ->required()
       ->check(CLI::ExistingFile);
   const size_t options_before_audit = app.get_options().size();
@@ -73,6 +74,13 @@ Action add_view(CLI::App& app) {
                  "write per-node figures of the first target as Model Explorer node data (JSON) and exit; no window");
   app.add_option("--graph-id", options->graph_id, "graph id in the node data file (default main_graph, torch.onnx's name)");
   return [options, audit_args, audit_options, view_text, metric_text] {
+    if (ui::is_tensors_report(options->report_path)) {
+      // A `mpaudit tensors` report has its own dashboard, which takes the window options only.
+      for (const CLI::Option* option : *audit_options)
+        if (option->count() > 0) fail(option->get_name() + " is an audit option: a tensors report takes none");
+      return ui::run_tensors_dashboard({options->report_path, options->screenshot_path, options->width, options->height,
+                                        options->font_scale, options->selected_node});
+    }
     if (is_model_path(options->report_path)) {
       audit_args->model = options->report_path;
       options->audit = live_audit_runner(*audit_args);

@@ -1,13 +1,14 @@
 #include "io/npy.h"
 
-#include <zip.h>
-
-#include <cstring>
-#include <fstream>
 #include <fcntl.h>
 #include <unistd.h>
+#include <zip.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <optional>
 
 #include "common/number_text.h"
 #include "model/loader.h"
@@ -60,24 +61,27 @@ std::string descr_of(DType t) {
 
 }  // namespace
 
-Tensor parse_npy(const std::string& bytes, const std::string& what) {
-  if (!(bytes.size() >= 10 && bytes.compare(0, 6, "\x93NUMPY") == 0)) fail(what + ": not a .npy file (bad magic)");
-  const int major = static_cast<unsigned char>(bytes[6]);
-  size_t header_len = 0, offset = 0;
+NpyLayout read_npy_layout(const ByteReader& read, const std::string& what) {
+  std::string preamble(10, '\0');
+  if (!(read(preamble.data(), 10) == 10 && preamble.compare(0, 6, "\x93NUMPY") == 0))
+    fail(what + ": not a .npy file (bad magic)");
+  const int major = static_cast<unsigned char>(preamble[6]);
+  size_t header_len = 0;
   if (major == 1) {
-    header_len = static_cast<unsigned char>(bytes[8]) | (static_cast<size_t>(static_cast<unsigned char>(bytes[9])) << 8);
-    offset = 10;
+    header_len =
+        static_cast<unsigned char>(preamble[8]) | (static_cast<size_t>(static_cast<unsigned char>(preamble[9])) << 8);
   } else if (major == 2 || major == 3) {
-    if (!(bytes.size() >= 12)) fail(what + ": truncated .npy header");
-    header_len = 0;
-    for (int i = 0; i < 4; ++i) header_len |= static_cast<size_t>(static_cast<unsigned char>(bytes[8 + i])) << (8 * i);
-    offset = 12;
+    preamble.resize(12);
+    if (!(read(preamble.data() + 10, 2) == 2)) fail(what + ": truncated .npy header");
+    for (int i = 0; i < 4; ++i)
+      header_len |= static_cast<size_t>(static_cast<unsigned char>(preamble[8 + i])) << (8 * i);
   } else {
     fail(what + ": unsupported .npy format version " + std::to_string(major));
   }
-  if (!(header_len <= bytes.size() - offset)) fail(what + ": truncated .npy header");
-  const std::string header = bytes.substr(offset, header_len);
-  offset += header_len;
+  // numpy writes headers of a few hundred bytes; a larger claim is a corrupt file, not a reason to allocate.
+  if (!(header_len <= (size_t{1} << 20))) fail(what + ": .npy header claims " + std::to_string(header_len) + " bytes");
+  std::string header(header_len, '\0');
+  if (!(read(header.data(), header_len) == header_len)) fail(what + ": truncated .npy header");
 
   std::string descr = header_value(header, "descr", what);
   if (!(descr.size() >= 2 && descr.front() == '\'' && descr.back() == '\'')) fail(what + ": .npy header has no descr");
@@ -113,18 +117,46 @@ Tensor parse_npy(const std::string& bytes, const std::string& what) {
     shape.push_back(*dim);
     item.clear();
   }
-  const int64_t numel = shape_numel(shape);
-  const size_t elem = dtype_size(dtype);
-  if (!(static_cast<uint64_t>(numel) <= (bytes.size() - offset) / elem))
-    fail(what + ": .npy data is shorter than shape " + shape_str(shape) + " of " + dtype_name(dtype) + " needs");
-  if (!(static_cast<size_t>(numel) * elem == bytes.size() - offset))
-    fail(what + ": .npy data is longer than shape " + shape_str(shape) + " of " + dtype_name(dtype) + " needs");
-  Tensor t(dtype, shape);
-  if (t.nbytes()) std::memcpy(t.raw(), bytes.data() + offset, t.nbytes());
+  shape_numel(shape);  // fails on a product beyond 2^62 before anyone multiplies it by the element size
+  return {dtype, std::move(shape), preamble.size() + header_len};
+}
+
+Tensor read_npy_data(const NpyLayout& layout, uint64_t data_bytes, const ByteReader& read, const std::string& what) {
+  const uint64_t numel = static_cast<uint64_t>(shape_numel(layout.shape));
+  const uint64_t elem = dtype_size(layout.dtype);
+  const std::string declared = "shape " + shape_str(layout.shape) + " of " + dtype_name(layout.dtype);
+  if (!(numel <= data_bytes / elem)) fail(what + ": .npy data is shorter than " + declared + " needs");
+  if (!(numel * elem == data_bytes)) fail(what + ": .npy data is longer than " + declared + " needs");
+  Tensor t(layout.dtype, layout.shape);
+  if (!(read(static_cast<char*>(t.raw()), t.nbytes()) == t.nbytes()))
+    fail(what + ": .npy data is shorter than " + declared + " needs");
   return t;
 }
 
-Tensor read_npy(const fs::path& path) { return parse_npy(read_file_bytes(path, uint64_t{16} << 30), path.string()); }
+Tensor parse_npy(const std::string& bytes, const std::string& what) {
+  size_t at = 0;
+  const ByteReader read = [&](char* out, size_t n) {
+    const size_t got = std::min(n, bytes.size() - at);
+    std::memcpy(out, bytes.data() + at, got);
+    at += got;
+    return got;
+  };
+  const NpyLayout layout = read_npy_layout(read, what);
+  return read_npy_data(layout, bytes.size() - layout.data_offset, read, what);
+}
+
+Tensor read_npy(const fs::path& path) {
+  const std::string what = path.string();
+  const uintmax_t size = checked_file_size(path, uint64_t{16} << 30);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail(what + ": cannot open for reading");
+  const ByteReader read = [&](char* out, size_t n) {
+    in.read(out, static_cast<std::streamsize>(n));
+    return static_cast<size_t>(in.gcount());
+  };
+  const NpyLayout layout = read_npy_layout(read, what);
+  return read_npy_data(layout, size - layout.data_offset, read, what);
+}
 
 std::string serialize_npy(const Tensor& tensor) {
   std::string shape = "(";
@@ -206,42 +238,105 @@ void write_file_atomic(const fs::path& path, const std::string& bytes) {
 
 void write_npy(const fs::path& path, const Tensor& tensor) { write_file_atomic(path, serialize_npy(tensor)); }
 
-std::map<std::string, Tensor> read_npz(const fs::path& path) {
-  const std::string what = path.string();
-  if (!(fs::is_regular_file(path))) fail(what + ": no such file");
-  int error = 0;
-  zip_t* archive = zip_open(path.c_str(), ZIP_RDONLY, &error);
-  if (!(archive != nullptr)) fail(what + ": not a valid .npz (zip) archive");
-  std::map<std::string, Tensor> out;
-  try {
-    const zip_int64_t entries = zip_get_num_entries(archive, 0);
-    for (zip_int64_t i = 0; i < entries; ++i) {
-      zip_stat_t st;
-      if (!(zip_stat_index(archive, static_cast<zip_uint64_t>(i), 0, &st) == 0)) fail(what + ": unreadable entry");
-      std::string name = st.name;
-      if (!(st.size < (uint64_t{16} << 30))) fail(what + ": entry '" + name + "' is too large");
-      // The header's size is read before any data, so a lying one must not decide an allocation: deflate
-      // expands at most 1032-fold, a stored entry not at all, and the compressed bytes lie in the file.
-      const uint64_t archive_bytes = fs::file_size(path);
-      const bool sizes_known = (st.valid & ZIP_STAT_SIZE) && (st.valid & ZIP_STAT_COMP_SIZE) && (st.valid & ZIP_STAT_COMP_METHOD);
-      if (!(sizes_known && st.comp_size <= archive_bytes &&
-            (st.comp_method == ZIP_CM_STORE ? st.size == st.comp_size : st.size <= st.comp_size * 1032 + 1024)))
-        fail(what + ": entry '" + name + "' claims " + std::to_string(st.size) + " bytes, more than its " +
-             std::to_string(st.comp_size) + " stored bytes can hold");
-      zip_file_t* file = zip_fopen_index(archive, static_cast<zip_uint64_t>(i), 0);
-      if (!(file != nullptr)) fail(what + ": cannot open entry '" + name + "'");
-      std::string bytes(static_cast<size_t>(st.size), '\0');
-      const zip_int64_t got = zip_fread(file, bytes.data(), st.size);
-      zip_fclose(file);
-      if (!(got == static_cast<zip_int64_t>(st.size))) fail(what + ": truncated entry '" + name + "'");
-      if (name.size() > 4 && name.compare(name.size() - 4, 4, ".npy") == 0) name.resize(name.size() - 4);
-      out[name] = parse_npy(bytes, what + "[" + name + "]");
-    }
-  } catch (...) {
-    zip_discard(archive);
-    throw;
+namespace {
+
+// An .npz archive open for reading, closed on every path out.
+class NpzArchive {
+ public:
+  explicit NpzArchive(const fs::path& path) : what_(path.string()) {
+    if (!(fs::is_regular_file(path))) fail(what_ + ": no such file");
+    archive_bytes_ = fs::file_size(path);
+    int error = 0;
+    archive_ = zip_open(path.c_str(), ZIP_RDONLY, &error);
+    if (!(archive_ != nullptr)) fail(what_ + ": not a valid .npz (zip) archive");
   }
-  zip_discard(archive);
+  ~NpzArchive() { zip_discard(archive_); }
+  NpzArchive(const NpzArchive&) = delete;
+  NpzArchive& operator=(const NpzArchive&) = delete;
+
+  zip_uint64_t entries() const {
+    return static_cast<zip_uint64_t>(std::max<zip_int64_t>(0, zip_get_num_entries(archive_, 0)));
+  }
+
+  // The array name of entry i: its file name without the .npy suffix.
+  std::string name(zip_uint64_t index) const {
+    const char* entry = zip_get_name(archive_, index, 0);
+    if (!(entry != nullptr)) fail(what_ + ": unreadable entry");
+    std::string name = entry;
+    if (name.size() > 4 && name.compare(name.size() - 4, 4, ".npy") == 0) name.resize(name.size() - 4);
+    return name;
+  }
+
+  std::optional<zip_uint64_t> find(const std::string& array_name) const {
+    for (const std::string& entry : {array_name + ".npy", array_name}) {
+      const zip_int64_t index = zip_name_locate(archive_, entry.c_str(), 0);
+      if (index >= 0) return static_cast<zip_uint64_t>(index);
+    }
+    return std::nullopt;
+  }
+
+  // Straight from the archive into the tensor: one array in memory, never its bytes twice.
+  Tensor read(zip_uint64_t index) const {
+    const std::string entry_what = what_ + "[" + name(index) + "]";
+    zip_stat_t st;
+    if (!(zip_stat_index(archive_, index, 0, &st) == 0)) fail(entry_what + ": unreadable entry");
+    if (!(st.size < (uint64_t{16} << 30))) fail(entry_what + ": entry is too large");
+    // The header's size is read before any data, so a lying one must not decide an allocation: deflate
+    // expands at most 1032-fold, a stored entry not at all, and the compressed bytes lie in the file.
+    const bool sizes_known =
+        (st.valid & ZIP_STAT_SIZE) && (st.valid & ZIP_STAT_COMP_SIZE) && (st.valid & ZIP_STAT_COMP_METHOD);
+    if (!(sizes_known && st.comp_size <= archive_bytes_ &&
+          (st.comp_method == ZIP_CM_STORE ? st.size == st.comp_size : st.size <= st.comp_size * 1032 + 1024)))
+      fail(entry_what + ": entry claims " + std::to_string(st.size) + " bytes, more than its " +
+           std::to_string(st.comp_size) + " stored bytes can hold");
+    zip_file_t* file = zip_fopen_index(archive_, index, 0);
+    if (!(file != nullptr)) fail(entry_what + ": cannot open entry");
+    const ByteReader read = [&](char* out, size_t n) {
+      const zip_int64_t got = zip_fread(file, out, n);
+      return got > 0 ? static_cast<size_t>(got) : size_t{0};
+    };
+    try {
+      const NpyLayout layout = read_npy_layout(read, entry_what);
+      Tensor tensor =
+          read_npy_data(layout, st.size - std::min<uint64_t>(st.size, layout.data_offset), read, entry_what);
+      zip_fclose(file);
+      return tensor;
+    } catch (...) {
+      zip_fclose(file);
+      throw;
+    }
+  }
+
+ private:
+  std::string what_;
+  uint64_t archive_bytes_ = 0;
+  zip_t* archive_ = nullptr;
+};
+
+}  // namespace
+
+void for_each_npz_array(const fs::path& path, const std::function<void(const std::string&, Tensor)>& visit) {
+  const NpzArchive archive(path);
+  for (zip_uint64_t i = 0; i < archive.entries(); ++i) visit(archive.name(i), archive.read(i));
+}
+
+std::vector<std::string> npz_array_names(const fs::path& path) {
+  const NpzArchive archive(path);
+  std::vector<std::string> names;
+  for (zip_uint64_t i = 0; i < archive.entries(); ++i) names.push_back(archive.name(i));
+  return names;
+}
+
+Tensor read_npz_array(const fs::path& path, const std::string& name) {
+  const NpzArchive archive(path);
+  const std::optional<zip_uint64_t> index = archive.find(name);
+  if (!(index.has_value())) fail(path.string() + "[" + name + "]: no such array in the archive");
+  return archive.read(*index);
+}
+
+std::map<std::string, Tensor> read_npz(const fs::path& path) {
+  std::map<std::string, Tensor> out;
+  for_each_npz_array(path, [&](const std::string& name, Tensor tensor) { out[name] = std::move(tensor); });
   return out;
 }
 

@@ -7,13 +7,10 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <random>
-#include <valijson/adapters/nlohmann_json_adapter.hpp>
-#include <valijson/schema.hpp>
-#include <valijson/schema_parser.hpp>
-#include <valijson/validator.hpp>
 
 #include "io/npy.h"
 #include "reports/report.h"
+#include "support/json_schema.h"
 #include "support/model_builder.h"
 #include "support/report_versions.h"
 #include "support/run_cli.h"
@@ -31,32 +28,8 @@ namespace {
 
 // [SECTION] Schema
 
-class ReportSchema {
- public:
-  ReportSchema() : document_(nlohmann::json::parse(read_whole_file(MPA_SCHEMA_PATH))) {
-    valijson::SchemaParser parser(valijson::SchemaParser::kDraft7);
-    parser.populateSchema(valijson::adapters::NlohmannJsonAdapter(document_), schema_);
-  }
-  // Every violation, one per line ("" when the report is valid).
-  std::string violations(const nlohmann::json& report) const {
-    valijson::Validator validator;
-    valijson::ValidationResults results;
-    if (validator.validate(schema_, valijson::adapters::NlohmannJsonAdapter(report), &results)) return "";
-    std::string text;
-    for (const auto& error : results) {
-      for (const std::string& step : error.context) text += step;
-      text += ": " + error.description + "\n";
-    }
-    return text;
-  }
-
- private:
-  nlohmann::json document_;
-  valijson::Schema schema_;
-};
-
-const ReportSchema& report_schema() {
-  static const ReportSchema schema;
+const mpa::test::JsonSchema& report_schema() {
+  static const mpa::test::JsonSchema schema(MPA_SCHEMA_PATH);
   return schema;
 }
 

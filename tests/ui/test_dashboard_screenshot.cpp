@@ -4,12 +4,15 @@
 // and report card of an all-safe report; a model audited in the window (`view MODEL.onnx`) before its
 // screenshot, and its errors. Also the node-data export, which needs no window.
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <stb_image.h>
 
+#include <cmath>
+#include <filesystem>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <set>
 
+#include "io/npy.h"
 #include "support/run_cli.h"
 
 namespace {
@@ -135,6 +138,41 @@ TEST_F(DashboardScreenshot, GraphColouredByAnotherMetricWithEveryGroupOpen) {
   const Screenshot shot = shoot(attention_, "--view graph --colour-by prop.sqnr_db --expand-all --select mask/scale");
   EXPECT_GT(shot.distinct_colours(), 50u);
   EXPECT_GT(shot.count(kUnsafe), 30) << "propagated SQNR: the nodes after the overflow turn NaN, the worst bin";
+}
+
+// A `mpaudit tensors` report opens in the tensor dashboard: the table, the selected gradient's histogram
+// with the scale window's dashed edges, the loss-scale plot with its skipped step, the pairs' table.
+TEST_F(DashboardScreenshot, TensorsReportShowsItsTableHistogramWindowAndScalePlot) {
+  const std::filesystem::path run = *dir_ / "tensors_run";
+  for (int step = 0; step < 3; ++step) {
+    const std::filesystem::path folder = run / ("step_" + std::to_string(step));
+    std::filesystem::create_directories(folder);
+    std::vector<float> gradient(4000), weight(512), update(512);
+    for (size_t i = 0; i < gradient.size(); ++i) gradient[i] = std::ldexp(1.0f + float(i % 13) / 16, -int(i % 30) - 4);
+    if (step == 1) gradient[7] = INFINITY;  // overflows at any scale: the step is skipped
+    for (size_t i = 0; i < weight.size(); ++i) {
+      weight[i] = 0.5f + float(i) / 1024;
+      update[i] = std::ldexp(1.0f, -int(i % 20) - 4);
+    }
+    mpa::write_npy(folder / "fc.grad.npy", mpa::Tensor::from_vector(gradient, {4000}));
+    mpa::write_npy(folder / "weight.fc.npy", mpa::Tensor::from_vector(weight, {512}));
+    mpa::write_npy(folder / "update.fc.npy", mpa::Tensor::from_vector(update, {512}));
+  }
+  const std::string report = (*dir_ / "tensors.json").string();
+  const CliResult audit =
+      run_cli(*dir_, "tensors " + run.string() + " --master 'weight.*=update.*' --growth-interval 1 " +
+                         "--quiet --json " + report);
+  ASSERT_EQ(audit.exit_code, 0) << audit.err;
+  const Screenshot shot = shoot(report, "--select step_0/fc.grad");
+  EXPECT_EQ(shot.width, kWidth);
+  EXPECT_EQ(shot.height, kHeight);
+  EXPECT_GT(shot.distinct_colours(), 50u) << "the screenshot looks blank";
+  constexpr unsigned char kWindowEdge[3] = {250, 230, 80};  // ui/widgets.cpp: the scale window's dashed edges
+  EXPECT_GT(shot.count(kWindowEdge), 20) << "no scale window drawn on the histogram";
+  EXPECT_GT(shot.count(kUnsafe), 20) << "the skipped step and the empty windows are drawn in the unsafe colour";
+  const CliResult unknown = view_under_xvfb(report + " --select no/such --screenshot " + (*dir_ / "x.png").string());
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.err.find("no tensor 'no/such'"), std::string::npos) << unknown.err;
 }
 
 // `view MODEL.onnx`: the audit runs in the window, and the screenshot waits for its final report.
