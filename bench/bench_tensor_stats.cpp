@@ -6,7 +6,7 @@
 
 #include <random>
 
-#include "backends/cpu/parallel.h"
+#include "common/parallel.h"
 #include "tensors/tensor_stats.h"
 
 using namespace mpa;
@@ -23,7 +23,7 @@ Tensor gradient_like(int64_t n) {
 }
 
 void BM_AnalyseFloat32(benchmark::State& state) {
-  cpu::set_num_threads(1);
+  set_num_threads(1);
   const Tensor t = gradient_like(state.range(0));
   const Format formats[] = {Format::FP16, Format::BF16, Format::FP8E4M3FN, Format::FP8E5M2};
   for (auto _ : state) benchmark::DoNotOptimize(tensors::analyse_tensor(t, formats, 1e-3));

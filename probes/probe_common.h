@@ -7,6 +7,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "common/parallel.h"
 #include "probes/exact_sum.h"
 #include "tensor/dispatch.h"
 #include "tensor/tensor.h"
@@ -49,15 +50,15 @@ template <class Visit> void for_each_value(const Tensor& t, int64_t begin, int64
   });
 }
 
-// Runs make_chunk(begin, end) -> Chunk over fixed chunks in parallel on the host's OpenMP threads (as many
-// as the CPU backend was told to use), then fold(chunk) in chunk order: the figures do not depend on the
-// thread count.
+// Runs make_chunk(begin, end) -> Chunk over fixed chunks in parallel on the host's threads, then
+// fold(chunk) in chunk order: the figures do not depend on the thread count.
 template <class Chunk, class MakeChunk, class Fold> void chunked(int64_t n, MakeChunk&& make_chunk, Fold&& fold) {
   const int64_t chunks = (n + kChunk - 1) / kChunk;
   std::vector<Chunk> results(static_cast<size_t>(chunks));
-#pragma omp parallel for schedule(static) if (chunks > 1)
-  for (int64_t c = 0; c < chunks; ++c)
-    results[static_cast<size_t>(c)] = make_chunk(c * kChunk, std::min(n, (c + 1) * kChunk));
+  parallel_for(chunks, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t c = begin; c < end; ++c)
+      results[static_cast<size_t>(c)] = make_chunk(c * kChunk, std::min(n, (c + 1) * kChunk));
+  });
   for (const Chunk& c : results) fold(c);
 }
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "backends/cpu/parallel.h"
+#include "backends/backend.h"
 #include "cli/arg_groups.h"
 #include "cli/commands.h"
 #include "cli/progress.h"
@@ -175,7 +175,7 @@ int run_tensors(TensorsArgs& args) {
   require(options.loss_scale.backoff_log2 <= 0, "--backoff-factor must be at most 1");
   tensors::check_tensor_gates(args.fail_on, options);
   if (!args.json_path.empty()) check_can_write(args.json_path);
-  cpu::set_num_threads(resolve_threads(args.threads));
+  host_backend().use_threads(resolve_threads(args.threads));
 
   Progress bar(!args.quiet, "tensors", "tensors");
   const TensorAudit audit =

@@ -37,7 +37,7 @@ class ArgOp : public OpKernel {
     visit_dtype(x.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       const T* in = x.data<T>();
-      cpu::parallel_for(rows, std::max<int64_t>(1, 16384 / s.n), [&](int64_t b, int64_t e) {
+      parallel_for(rows, std::max<int64_t>(1, 16384 / s.n), [&](int64_t b, int64_t e) {
         for (int64_t r = b; r < e; ++r) {
           const int64_t o = r / s.inner, j = r % s.inner;
           out[r] = arg_reduce_row<kMax>(in + o * s.n * s.inner + j, s.n, s.inner, better);

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "backends/cpu/gemm.h"
-#include "backends/cpu/parallel.h"
+#include "common/parallel.h"
 #include "ops/op.h"
 #include "tensor/dispatch.h"
 #include "tensor/tensor.h"
@@ -30,12 +30,12 @@ template <class T> T* scratch(int slot, size_t count) {
 
 // Converts count elements of storage type T to Acc, in parallel.
 template <class T, class Acc> void widen(const T* in, Acc* out, int64_t count) {
-  cpu::parallel_for(count, 1 << 15, [&](int64_t b, int64_t e) {
+  parallel_for(count, 1 << 15, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) out[i] = static_cast<Acc>(load(in[i]));
   });
 }
 template <class T, class Acc> void narrow(const Acc* in, T* out, int64_t count) {
-  cpu::parallel_for(count, 1 << 15, [&](int64_t b, int64_t e) {
+  parallel_for(count, 1 << 15, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) out[i] = store<T>(static_cast<compute_t<T>>(in[i]));
   });
 }

@@ -23,7 +23,7 @@ __attribute__((optimize("no-tree-loop-distribute-patterns"))) void im2col_2d(con
   const int64_t H = g.in[0], W = g.in[1], OW = g.out[1], KH = g.kernel[0], KW = g.kernel[1];
   const int64_t sh = g.stride[0], sw = g.stride[1], dh = g.dilation[0], dw = g.dilation[1];
   const int64_t band = (row_end - row_begin) * OW;
-  cpu::parallel_for(
+  parallel_for(
       channels * KH * KW, std::max<int64_t>(1, 4096 / std::max<int64_t>(band, 1)), [&](int64_t begin, int64_t end) {
         for (int64_t r = begin; r < end; ++r) {
           const int64_t c = r / (KH * KW), ky = (r / KW) % KH, kx = r % KW;
@@ -59,7 +59,7 @@ void im2col(const Acc* x, const WindowGeometry& g, int64_t channels, Acc* col, i
   if (nd == 2) return im2col_2d(x, g, channels, col, row_begin, row_end);
   if (nd == 1) return im2col_2d(x, g.as_2d(), channels, col, row_begin, row_end);
   const int64_t ksize = g.kernel_size(), in_size = g.in_size(), out_size = (row_end - row_begin) * g.out[nd - 1];
-  cpu::parallel_for(channels * ksize, std::max<int64_t>(1, 4096 / std::max<int64_t>(out_size, 1)),
+  parallel_for(channels * ksize, std::max<int64_t>(1, 4096 / std::max<int64_t>(out_size, 1)),
                     [&](int64_t begin, int64_t end) {
                       int64_t offset[8];
                       for (int64_t r = begin; r < end; ++r) {
@@ -138,7 +138,7 @@ void depthwise(const Acc* x, const Acc* w, const Acc* bias, Acc* y, int64_t batc
   if (nd == 1 && g.kernel[0] <= 64) return depthwise(x, w, bias, y, batch, in_channels, out_channels, g.as_2d());
   if (nd == 2 && g.kernel[1] <= 64) {
     const int64_t multiplier = out_channels / in_channels, in_size = g.in_size(), out_size = g.out_size();
-    cpu::parallel_for(batch * out_channels, 1, [&](int64_t begin, int64_t end) {
+    parallel_for(batch * out_channels, 1, [&](int64_t begin, int64_t end) {
       for (int64_t plane = begin; plane < end; ++plane) {
         const int64_t n = plane / out_channels, m = plane % out_channels;
         depthwise_plane_2d(x + (n * in_channels + m / multiplier) * in_size, w + m * g.kernel_size(),
@@ -149,7 +149,7 @@ void depthwise(const Acc* x, const Acc* w, const Acc* bias, Acc* y, int64_t batc
   }
   const int64_t ksize = g.kernel_size(), in_size = g.in_size(), out_size = g.out_size();
   const int64_t multiplier = out_channels / in_channels;
-  cpu::parallel_for(batch * out_channels, 1, [&](int64_t begin, int64_t end) {
+  parallel_for(batch * out_channels, 1, [&](int64_t begin, int64_t end) {
     int64_t offset[8];
     for (int64_t plane = begin; plane < end; ++plane) {
       const int64_t n = plane / out_channels, m = plane % out_channels;
@@ -184,7 +184,7 @@ void depthwise(const Acc* x, const Acc* w, const Acc* bias, Acc* y, int64_t batc
 // Fills rows x row_len of y with bias[row] (the GEMM then accumulates onto it).
 template <class Acc>
 void fill_bias_rows(Acc* y, const Acc* bias, int64_t rows, int64_t row_len) {
-  cpu::parallel_for(rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(row_len, 1)), [&](int64_t b, int64_t e) {
+  parallel_for(rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(row_len, 1)), [&](int64_t b, int64_t e) {
     for (int64_t r = b; r < e; ++r) std::fill(y + r * row_len, y + (r + 1) * row_len, bias[r]);
   });
 }
@@ -195,7 +195,7 @@ void fill_bias_rows(Acc* y, const Acc* bias, int64_t rows, int64_t row_len) {
 // the executor (or the fp16 output) does the last rounding.
 void ort_cuda_add_bias_after_rounding(float* y, const float* bias, int64_t batch, int64_t channels,
                                       int64_t plane_size) {
-  cpu::parallel_for(batch * channels, std::max<int64_t>(1, 16384 / std::max<int64_t>(plane_size, 1)),
+  parallel_for(batch * channels, std::max<int64_t>(1, 16384 / std::max<int64_t>(plane_size, 1)),
                     [&](int64_t begin, int64_t end) {
                       for (int64_t plane = begin; plane < end; ++plane) {
                         float* p = y + plane * plane_size;

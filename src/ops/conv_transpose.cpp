@@ -15,7 +15,7 @@ void col2im(const Acc* col, const WindowGeometry& g, int64_t channels, Acc* y) {
   const size_t nd = g.rank();
   const int64_t ksize = g.kernel_size(), in_size = g.in_size(), out_size = g.out_size();
   const int64_t s = g.stride[nd - 1];
-  cpu::parallel_for(channels, 1, [&](int64_t begin, int64_t end) {
+  parallel_for(channels, 1, [&](int64_t begin, int64_t end) {
     int64_t offset[8];
     for (int64_t m = begin; m < end; ++m) {
       Acc* ym = y + m * out_size;
@@ -90,7 +90,7 @@ class ConvTransposeOp : public OpKernel {
     Acc* col = scratch<Acc>(0, static_cast<size_t>(mg * ksize * in_size));
     for (int64_t n = 0; n < batch; ++n) {
       Acc* yn = y + n * out_channels * out_size;
-      cpu::parallel_for(out_channels, 1, [&](int64_t lo, int64_t hi) {
+      parallel_for(out_channels, 1, [&](int64_t lo, int64_t hi) {
         for (int64_t m = lo; m < hi; ++m)
           std::fill(yn + m * out_size, yn + (m + 1) * out_size, bias ? bias[m] : Acc(0));
       });

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "backends/cpu/parallel.h"
+#include "common/parallel.h"
 
 namespace mpa {
 
@@ -49,7 +49,7 @@ void for_each_row(std::byte* dst, const std::byte* src, size_t elem, const std::
   for (const Dim& d : outer) rows *= d.size;
   const int64_t grain = std::max<int64_t>(1, 65536 / std::max<int64_t>(block_elems, 1));
   const int64_t e = static_cast<int64_t>(elem);
-  cpu::parallel_for(rows * blocks, grain, [&](int64_t unit_begin, int64_t unit_end) {
+  parallel_for(rows * blocks, grain, [&](int64_t unit_begin, int64_t unit_end) {
     const int64_t begin = unit_begin / blocks, end = (unit_end + blocks - 1) / blocks;
     const size_t n = outer.size();
     std::vector<int64_t> idx(n);

@@ -30,7 +30,7 @@ class CumSumOp : public OpKernel {
         const T* in = x.data<T>();
         T* out = y.data<T>();
         const int64_t lines = s.outer * s.inner;
-        cpu::parallel_for(lines, std::max<int64_t>(1, 16384 / std::max<int64_t>(s.n, 1)), [&](int64_t b, int64_t e) {
+        parallel_for(lines, std::max<int64_t>(1, 16384 / std::max<int64_t>(s.n, 1)), [&](int64_t b, int64_t e) {
           for (int64_t l = b; l < e; ++l) {
             const int64_t offset = (l / s.inner) * s.n * s.inner + l % s.inner;
             cumsum_row(in + offset, out + offset, s.n, s.inner, exclusive_, reverse_);

@@ -30,7 +30,7 @@ std::vector<Acc> strided_sum(const Acc* src, const Shape& dims, const std::vecto
                              const Shape& sum_dims, const std::vector<int64_t>& sum_strides) {
   const int64_t count = shape_numel(dims), inner = shape_numel(sum_dims);
   std::vector<Acc> out(static_cast<size_t>(count));
-  cpu::parallel_for(count, std::max<int64_t>(1, 16384 / std::max<int64_t>(inner, 1)), [&](int64_t begin, int64_t end) {
+  parallel_for(count, std::max<int64_t>(1, 16384 / std::max<int64_t>(inner, 1)), [&](int64_t begin, int64_t end) {
     std::vector<int64_t> idx(dims.size()), sidx(sum_dims.size());
     int64_t base = 0;
     for (int64_t rest = begin, d = static_cast<int64_t>(dims.size()) - 1; d >= 0; --d) {

@@ -65,7 +65,7 @@ class GemmOp : public OpKernel {
       const bool use_c = c && beta != 0.f;
       if (use_c) {
         const Acc* pc = as_acc<T>(*c, ch);
-        cpu::parallel_for(M, std::max<int64_t>(1, 16384 / std::max<int64_t>(N, 1)), [&](int64_t lo, int64_t hi) {
+        parallel_for(M, std::max<int64_t>(1, 16384 / std::max<int64_t>(N, 1)), [&](int64_t lo, int64_t hi) {
           for (int64_t m = lo; m < hi; ++m)
             for (int64_t n = 0; n < N; ++n) py[m * N + n] = pc[m * c_row + n * c_col];
         });

@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "backends/cpu/parallel.h"
+#include "common/parallel.h"
 #include "ops/copy_strided.h"
 #include "ops/shape_helpers.h"
 
@@ -73,7 +73,7 @@ std::vector<int64_t> nd_offsets(const Node& node, const Tensor& indices, const S
 void gather_slices(Tensor& out, const Tensor& data, const std::vector<int64_t>& offsets, int64_t slice) {
   const size_t bytes = static_cast<size_t>(slice) * dtype_size(data.dtype());
   if (bytes == 0) return;
-  cpu::parallel_for(static_cast<int64_t>(offsets.size()), std::max<int64_t>(1, 16384 / slice), [&](int64_t begin, int64_t end) {
+  parallel_for(static_cast<int64_t>(offsets.size()), std::max<int64_t>(1, 16384 / slice), [&](int64_t begin, int64_t end) {
     for (int64_t j = begin; j < end; ++j)
       std::memcpy(element_ptr(out, j * slice), element_ptr(data, offsets[static_cast<size_t>(j)]), bytes);
   });

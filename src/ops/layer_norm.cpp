@@ -54,7 +54,7 @@ class TrailingNormOp : public OpKernel {
       const T* in = x.data<T>();
       T* out = y.data<T>();
       const A eps = static_cast<A>(epsilon_);
-      cpu::parallel_for(rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(n, 1)), [&](int64_t b, int64_t e) {
+      parallel_for(rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(n, 1)), [&](int64_t b, int64_t e) {
         for (int64_t r = b; r < e; ++r) {
           const RowStats<A> st = Stats{}(in + r * n, n, eps);
           NormalizeAffineRow{}(in + r * n, out + r * n, n, st, scale.data(), 1, bias_t ? bias.data() : nullptr, 1);

@@ -21,7 +21,7 @@ class LpNormalizationOp : public OpKernel {
       using T = typename decltype(tag)::type;
       const T* in = x.data<T>();
       T* out = y.data<T>();
-      cpu::parallel_for(s.outer * s.inner, std::max<int64_t>(1, 16384 / std::max<int64_t>(s.n, 1)),
+      parallel_for(s.outer * s.inner, std::max<int64_t>(1, 16384 / std::max<int64_t>(s.n, 1)),
                         [&](int64_t b, int64_t e) {
                           for (int64_t l = b; l < e; ++l) {
                             const int64_t offset = (l / s.inner) * s.n * s.inner + l % s.inner;

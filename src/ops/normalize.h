@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/cpu/parallel.h"
+#include "common/parallel.h"
 #include "kernels/normalize.h"
 #include "tensor/dispatch.h"
 #include "tensor/tensor.h"
@@ -65,7 +65,7 @@ void normalize_channel_groups(const T* x, T* y, int64_t N, int64_t C, int64_t S,
                               const compute_t<T>* scale, const compute_t<T>* bias, Stats&& stats) {
   if (N * C * S == 0) return;  // nothing to normalise (and no group to divide the channels into)
   const int64_t per_group = C / groups, group_len = per_group * S;
-  cpu::parallel_for(N * groups, std::max<int64_t>(1, 16384 / std::max<int64_t>(group_len, 1)), [&](int64_t b, int64_t e) {
+  parallel_for(N * groups, std::max<int64_t>(1, 16384 / std::max<int64_t>(group_len, 1)), [&](int64_t b, int64_t e) {
     for (int64_t r = b; r < e; ++r) {
       const int64_t n = r / groups, g = r % groups;
       const T* xg = x + r * group_len;

@@ -2,7 +2,7 @@
 // attributes before opset 11 (`paddings` in opset 1) and inputs since; opset 18 adds the axes input.
 // Negative pads crop. Constant mode fills and copies the kept box; the other modes read every output
 // element through a per-axis index map.
-#include "backends/cpu/parallel.h"
+#include "common/parallel.h"
 #include "ops/copy_strided.h"
 #include "ops/shape_helpers.h"
 
@@ -137,7 +137,7 @@ class PadOp : public OpKernel {
       constexpr int64_t E = sizeof(typename decltype(tag)::type);
       const auto* src = static_cast<const std::byte*>(in.raw());
       auto* dst = static_cast<std::byte*>(out.raw());
-      cpu::parallel_for(rows, std::max<int64_t>(1, 16384 / row), [&](int64_t r0, int64_t r1) {
+      parallel_for(rows, std::max<int64_t>(1, 16384 / row), [&](int64_t r0, int64_t r1) {
         for (int64_t r = r0; r < r1; ++r) {
           int64_t base = 0;
           for (size_t d = rank - 1, rest = static_cast<size_t>(r); d-- > 0;) {

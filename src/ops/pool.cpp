@@ -69,7 +69,7 @@ void pool_planes(const T* x, T* y, int64_t* indices, int64_t planes, const Windo
     tap_offset[static_cast<size_t>(t)] = off;
     tap_index[static_cast<size_t>(t)] = at;
   }
-  cpu::parallel_for(
+  parallel_for(
       planes, std::max<int64_t>(1, 4096 / std::max<int64_t>(out_size, 1)), [&](int64_t begin, int64_t end) {
         std::vector<int64_t> o(nd), k(nd);
         std::vector<const DimWindow*> win(nd);
@@ -164,7 +164,7 @@ void separable_max_pool_2d(const float* x, float* y, int64_t planes, const Windo
   const int64_t H = g.in[0], W = g.in[1], OH = g.out[0], OW = g.out[1];
   const int64_t sw = g.stride[1], dw = g.dilation[1], dh = g.dilation[0], pad_left = g.pad_begin[1];
   constexpr float lowest = -std::numeric_limits<float>::infinity();
-  cpu::parallel_for(planes, std::max<int64_t>(1, 4096 / std::max<int64_t>(OH * OW, 1)),
+  parallel_for(planes, std::max<int64_t>(1, 4096 / std::max<int64_t>(OH * OW, 1)),
                     [&](int64_t begin, int64_t end) {
                       std::vector<float> rows(static_cast<size_t>(H * OW));
                       for (int64_t plane = begin; plane < end; ++plane) {
@@ -286,7 +286,7 @@ class GlobalPoolOp : public OpKernel {
       using C = compute_t<T>;
       const T* xp = x.data<T>();
       T* yp = y.data<T>();
-      cpu::parallel_for(planes, std::max<int64_t>(1, 16384 / std::max<int64_t>(size, 1)), [&](int64_t b, int64_t e) {
+      parallel_for(planes, std::max<int64_t>(1, 16384 / std::max<int64_t>(size, 1)), [&](int64_t b, int64_t e) {
         for (int64_t plane = b; plane < e; ++plane) {
           const T* p = xp + plane * size;
           C acc = max_ ? -std::numeric_limits<C>::infinity() : C(0);

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/cpu/parallel.h"
+#include "common/parallel.h"
 #include "tensor/tensor.h"
 
 // Hot CPU loops are compiled for AVX-512, AVX2 and baseline x86-64, picked at load time (GCC/Clang
@@ -117,15 +117,15 @@ template <class F, class T, class Emit> void run_reduction(const ReducePlan& pla
   }
   if (plan.simple() && plan.inner() == 1) {
     const int64_t chunks = (r + kChunk - 1) / kChunk;
-    if (chunks == 1 || outs >= cpu::num_threads()) {
-      cpu::parallel_for(outs, std::max<int64_t>(1, 32768 / r), [&](int64_t b, int64_t e) {
+    if (chunks == 1 || outs >= num_threads()) {
+      parallel_for(outs, std::max<int64_t>(1, 32768 / r), [&](int64_t b, int64_t e) {
         for (int64_t o = b; o < e; ++o) emit(o, row_acc(f, x + o * r, r));
       });
       return;
     }
     // Few long rows: chunks in parallel, merged in order (same arithmetic as row_acc).
     std::vector<Acc> partial(static_cast<size_t>(outs * chunks));
-    cpu::parallel_for(outs * chunks, 1, [&](int64_t b, int64_t e) {
+    parallel_for(outs * chunks, 1, [&](int64_t b, int64_t e) {
       for (int64_t t = b; t < e; ++t) {
         const int64_t o = t / chunks, c = (t % chunks) * kChunk;
         partial[static_cast<size_t>(t)] = contiguous_acc(f, x + o * r + c, std::min(kChunk, r - c));
@@ -141,7 +141,7 @@ template <class F, class T, class Emit> void run_reduction(const ReducePlan& pla
   if (plan.simple()) {
     // [outer, r, inner]: accumulate a block of columns at a time, reading rows contiguously.
     const int64_t inner = plan.inner(), blocks = (inner + kColumnBlock - 1) / kColumnBlock;
-    cpu::parallel_for(plan.outer() * blocks, std::max<int64_t>(1, 32768 / (r * std::min(inner, kColumnBlock))),
+    parallel_for(plan.outer() * blocks, std::max<int64_t>(1, 32768 / (r * std::min(inner, kColumnBlock))),
                       [&](int64_t b, int64_t e) {
                         Acc acc[kColumnBlock];
                         for (int64_t t = b; t < e; ++t) {
@@ -161,7 +161,7 @@ template <class F, class T, class Emit> void run_reduction(const ReducePlan& pla
   // General form.
   const auto& blocks = plan.block_offsets();
   const int64_t run = plan.run_length(), stride = plan.run_stride();
-  cpu::parallel_for(outs, std::max<int64_t>(1, 32768 / r), [&](int64_t b, int64_t e) {
+  parallel_for(outs, std::max<int64_t>(1, 32768 / r), [&](int64_t b, int64_t e) {
     for (int64_t o = b; o < e; ++o) {
       const T* base = x + plan.base_offset(o);
       Acc a = f.init();

@@ -124,7 +124,7 @@ AxisTaps build_taps(const ResizeSettings& s, int64_t in, int64_t out, double sca
 template <class V>
 void resize_axis(const V* src, V* dst, int64_t outer, int64_t in, int64_t out, int64_t inner, const AxisTaps& t,
                  bool nearest, V extrapolation) {
-  cpu::parallel_for(outer * out, std::max<int64_t>(1, 4096 / std::max<int64_t>(inner, 1)), [&](int64_t b, int64_t e) {
+  parallel_for(outer * out, std::max<int64_t>(1, 4096 / std::max<int64_t>(inner, 1)), [&](int64_t b, int64_t e) {
     for (int64_t row = b; row < e; ++row) {
       const int64_t o = row / out, y = row % out;
       V* d = dst + row * inner;

@@ -53,7 +53,7 @@ class SoftmaxFamilyOp : public OpKernel {
       const T* in = x.data<T>();
       T* out = y.data<T>();
       const int64_t rows = s.outer * s.inner, n = s.n, inner = s.inner;
-      cpu::parallel_for(rows, std::max<int64_t>(1, 8192 / std::max<int64_t>(n, 1)), [&](int64_t b, int64_t e) {
+      parallel_for(rows, std::max<int64_t>(1, 8192 / std::max<int64_t>(n, 1)), [&](int64_t b, int64_t e) {
         softmax_rows<Row>(in, out, b, e, n, inner, scratch<A>(0, static_cast<size_t>(n)));
       });
     });

@@ -56,7 +56,7 @@ class TopKOp : public OpKernel {
         if (a.first != b.first) return largest ? a.first > b.first : a.first < b.first;
         return a.second < b.second;
       };
-      cpu::parallel_for(s.outer * s.inner, std::max<int64_t>(1, 4096 / std::max<int64_t>(s.n, 1)),
+      parallel_for(s.outer * s.inner, std::max<int64_t>(1, 4096 / std::max<int64_t>(s.n, 1)),
                         [&](int64_t b, int64_t e) {
                           std::vector<std::pair<A, int64_t>> row(static_cast<size_t>(s.n));
                           for (int64_t l = b; l < e; ++l) {

@@ -2,7 +2,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "backends/cpu/parallel.h"
+#include "common/parallel.h"
 #include "ops/copy_strided.h"
 #include "ops/shape_helpers.h"
 
@@ -22,7 +22,7 @@ class TriluOp : public OpKernel {
     if (out.numel() == 0) return;
     const int64_t e = static_cast<int64_t>(dtype_size(in.dtype()));
     const int64_t total_rows = in.numel() / cols;
-    cpu::parallel_for(total_rows, std::max<int64_t>(1, 16384 / cols), [&](int64_t r0, int64_t r1) {
+    parallel_for(total_rows, std::max<int64_t>(1, 16384 / cols), [&](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r) {
         const int64_t i = r % rows;
         // Kept columns: [split, cols) for upper, [0, split) for lower.

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "common/parallel.h"
 #include "probes/fast_paths.h"
 
 namespace mpa::tensors {
@@ -207,7 +208,8 @@ TensorStats analyse_tensor(const Tensor& t, std::span<const Format> formats, dou
   Partial total{{}, {}, std::vector<FormatFit>(formats.size())};
   std::mutex merging;
   const int64_t n = t.numel(), chunks = (n + probes::kChunk - 1) / probes::kChunk;
-  cpu::parallel_for(chunks, 1, [&](int64_t first, int64_t last) {
+  // Each thread folds its chunks into a partial of its own; partials merge exactly, in any order.
+  parallel_for(chunks, 1, [&](int64_t first, int64_t last) {
     Partial p{{}, {}, std::vector<FormatFit>(formats.size())};
     for (int64_t c = first; c < last; ++c) {
       const int64_t begin = c * probes::kChunk, end = std::min(n, begin + probes::kChunk);
@@ -232,7 +234,7 @@ TensorStats analyse_tensor(const Tensor& t, std::span<const Format> formats, dou
     if (total.fits[k].flush_to_zero > 0) flushing.push_back(k);
   }
   if (!flushing.empty()) {
-    cpu::parallel_for(chunks, 1, [&](int64_t first, int64_t last) {
+    parallel_for(chunks, 1, [&](int64_t first, int64_t last) {
       std::vector<int64_t> counts(formats.size());
       for (int64_t c = first; c < last; ++c) {
         const int64_t begin = c * probes::kChunk, end = std::min(n, begin + probes::kChunk);

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <limits>
 
-#include "backends/cpu/parallel.h"
+#include "common/parallel.h"
 #include "backends/cpu/broadcast_loops.h"
 #include "ops/op.h"
 
@@ -42,7 +42,7 @@ template <class T> std::vector<T> values(const Tensor& t) {
 }  // namespace
 
 TEST(Elementwise, BroadcastSpansCoverEveryOutputOnceWithTheRightOffsets) {
-  cpu::set_num_threads(2);
+  set_num_threads(2);
   const std::vector<std::pair<Shape, Shape>> cases = {
       {{5, 7}, {5, 7}}, {{5, 7}, {}}, {{3, 1, 4}, {1, 5, 1}}, {{2, 3}, {3}}, {{4, 1}, {1, 3}}, {{0, 3}, {3}}};
   for (const auto& [a, b] : cases) {
@@ -72,7 +72,7 @@ TEST(Elementwise, BroadcastSpansCoverEveryOutputOnceWithTheRightOffsets) {
       EXPECT_EQ(b_off[static_cast<size_t>(flat)], rb) << shape_str(a) << " " << shape_str(b) << " at " << flat;
     }
   }
-  cpu::set_num_threads(1);
+  set_num_threads(1);
 }
 
 TEST(Elementwise, IntegerDivisionTruncatesAndRejectsZero) {

@@ -5,7 +5,7 @@
 #include <limits>
 #include <numeric>
 
-#include "backends/cpu/parallel.h"
+#include "common/parallel.h"
 #include "ops/op.h"
 
 using namespace mpa;
@@ -78,7 +78,7 @@ std::vector<float> naive_transpose(const Tensor& in, const std::vector<int64_t>&
 }  // namespace
 
 TEST(ShapeOps, TransposeMatchesNaiveOnRunTiledAndStridedPaths) {
-  cpu::set_num_threads(2);
+  set_num_threads(2);
   const std::vector<std::pair<Shape, std::vector<int64_t>>> cases = {
       {{2, 33, 4, 16}, {0, 2, 1, 3}},  // BERT heads: contiguous inner runs
       {{67, 45}, {1, 0}},              // tiled 2-D transpose
@@ -95,7 +95,7 @@ TEST(ShapeOps, TransposeMatchesNaiveOnRunTiledAndStridedPaths) {
     ASSERT_EQ(out.numel(), in.numel());
     for (int64_t i = 0; i < out.numel(); ++i) ASSERT_EQ(out.data<float>()[i], expected[static_cast<size_t>(i)]) << i;
   }
-  cpu::set_num_threads(1);
+  set_num_threads(1);
 }
 
 TEST(ShapeOps, ReshapeAliasesItsInput) {

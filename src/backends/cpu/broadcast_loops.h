@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "backends/cpu/parallel.h"
+#include "common/parallel.h"
 #include "tensor/broadcast.h"
 
 namespace mpa {
@@ -13,7 +13,7 @@ template <class Body>
 void for_each_broadcast_run(const Shape& out_shape, const std::vector<Shape>& input_shapes, Body&& body) {
   const BroadcastRuns runs(out_shape, input_shapes);
   const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(runs.run_length(), 1));
-  cpu::parallel_for(runs.num_runs(), grain, [&](int64_t begin, int64_t end) {
+  parallel_for(runs.num_runs(), grain, [&](int64_t begin, int64_t end) {
     std::vector<int64_t> offsets(input_shapes.size());
     for (int64_t r = begin; r < end; ++r) {
       runs.offsets(r, offsets.data());
@@ -34,7 +34,7 @@ void for_each_broadcast_span(const Shape& out_shape, const std::vector<Shape>& i
   const int64_t length = runs.run_length();
   std::vector<int64_t> steps(n);
   for (size_t k = 0; k < n; ++k) steps[k] = runs.step(k);
-  cpu::parallel_for(runs.num_runs() * length, grain, [&](int64_t begin, int64_t end) {
+  parallel_for(runs.num_runs() * length, grain, [&](int64_t begin, int64_t end) {
     std::vector<int64_t> run_start(n), offsets(n);
     int64_t run = begin / length, pos = begin % length;
     while (begin < end) {

@@ -7,7 +7,7 @@
 #include "backends/backend.h"
 #include "backends/cpu/allocator.h"
 #include "backends/cpu/format_rounding.h"
-#include "backends/cpu/parallel.h"
+#include "common/parallel.h"
 
 namespace mpa {
 
@@ -41,7 +41,7 @@ class CpuBackend : public Backend {
     return storage == Format::FP64 ? cpu::widen_to_double(tensor) : cpu::tensor_in_format(tensor, storage, scale);
   }
   double absmax(const Tensor& tensor) const override { return cpu::absmax_of(tensor); }
-  void use_threads(int threads) const override { cpu::set_num_threads(threads); }
+  void use_threads(int threads) const override { set_num_threads(threads); }
 };
 
 const CpuBackend& cpu_backend() {

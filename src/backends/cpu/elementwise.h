@@ -5,7 +5,7 @@
 #pragma once
 #include <cstdint>
 
-#include "backends/cpu/parallel.h"
+#include "common/parallel.h"
 #include "backends/cpu/broadcast_loops.h"
 #include "tensor/tensor.h"
 

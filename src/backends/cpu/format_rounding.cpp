@@ -5,7 +5,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "backends/cpu/parallel.h"
+#include "common/parallel.h"
 #include "tensor/dispatch.h"
 #include "tensor/format_storage.h"
 
@@ -20,7 +20,7 @@ bool on_format_grid(const Tensor& tensor, Format format, double scale) {
   const float* data = tensor.data<float>();
   const float s = static_cast<float>(scale);
   std::atomic<bool> on_grid{true};
-  cpu::parallel_for(tensor.numel(), kGrain, [&](int64_t begin, int64_t end) {
+  parallel_for(tensor.numel(), kGrain, [&](int64_t begin, int64_t end) {
     float rounded[kBlock];
     for (int64_t block = begin; block < end && on_grid; block += kBlock) {
       const int64_t n = std::min(kBlock, end - block);
@@ -47,7 +47,7 @@ void round_tensor_to_format(Tensor& tensor, Format format, double scale) {
   }
   float* data = tensor.data<float>();
   const float s = static_cast<float>(scale);
-  cpu::parallel_for(tensor.numel(), kGrain,
+  parallel_for(tensor.numel(), kGrain,
                     [&](int64_t begin, int64_t end) { round_to_format_scaled(format, data + begin, end - begin, s); });
 }
 
@@ -74,7 +74,7 @@ Tensor tensor_in_format(const Tensor& tensor, Format format, double scale) {
   // Copy and round block by block, so each block is rounded while still in cache (and copied in parallel).
   Tensor out(DType::Float32, tensor.shape());
   float* o = out.data<float>();
-  cpu::parallel_for(out.numel(), kGrain, [&](int64_t begin, int64_t end) {
+  parallel_for(out.numel(), kGrain, [&](int64_t begin, int64_t end) {
     for (int64_t block = begin; block < end; block += kBlock)
       store_span_in_format(tensor, block, std::min(end, block + kBlock), o + block, format, scale);
   });
@@ -86,7 +86,7 @@ Tensor widen_to_double(const Tensor& tensor) {
   Tensor out(DType::Float64, tensor.shape());
   const float* in = tensor.data<float>();
   double* o = out.data<double>();
-  cpu::parallel_for(out.numel(), kGrain, [&](int64_t begin, int64_t end) {
+  parallel_for(out.numel(), kGrain, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) o[i] = in[i];
   });
   return out;

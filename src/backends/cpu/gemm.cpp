@@ -8,7 +8,7 @@
 #include <set>
 #include <vector>
 
-#include "backends/cpu/parallel.h"
+#include "common/parallel.h"
 #include "common/error.h"
 
 namespace mpa::cpu {

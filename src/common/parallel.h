@@ -1,5 +1,6 @@
-// The CPU backend's loop launcher: splits [0, n) into chunks over OpenMP threads. Kernels pass a body
-// that processes [begin, end); small ranges run inline so tiny tensors pay no threading cost.
+// The host's loop launcher: splits [0, n) into chunks over OpenMP threads, as many as set_num_threads
+// allows (the CPU backend sets it for its kernels, the audit's probes share it). A body processes
+// [begin, end); small ranges run inline so tiny tensors pay no threading cost.
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -8,7 +9,7 @@
 #include <omp.h>
 #endif
 
-namespace mpa::cpu {
+namespace mpa {
 
 void set_num_threads(int threads);
 int num_threads();
@@ -29,4 +30,4 @@ template <class Body> void parallel_for(int64_t n, int64_t grain, Body&& body) {
   }
 }
 
-}  // namespace mpa::cpu
+}  // namespace mpa
