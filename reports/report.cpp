@@ -271,7 +271,11 @@ json to_json(const Report& r) {
     node["time_ms"] = r.config.timing && r.config.samples > 0
                           ? json(n.time_ms_total / static_cast<double>(r.config.samples))
                           : json(nullptr);
-    node["state"] = {{"time_ms_total", n.time_ms_total}};
+    node["device_time_ms"] = r.config.timing && r.config.samples > 0 && n.device_time_ms_total
+                                 ? json(*n.device_time_ms_total / static_cast<double>(r.config.samples))
+                                 : json(nullptr);
+    node["state"] = {{"time_ms_total", n.time_ms_total},
+                     {"device_time_ms_total", n.device_time_ms_total ? json(*n.device_time_ms_total) : json(nullptr)}};
     if (!n.fallbacks.empty()) node["fallbacks"] = n.fallbacks;
     nodes.push_back(std::move(node));
   }
@@ -379,6 +383,8 @@ Report from_json(const json& j) {
       node.inputs = n.at("inputs").get<std::vector<std::string>>();
       node.outputs = n.at("outputs").get<std::vector<std::string>>();
       node.time_ms_total = n.at("state").at("time_ms_total");
+      if (const json& device = n.at("state").value("device_time_ms_total", json(nullptr)); !device.is_null())
+        node.device_time_ms_total = device.get<double>();
       if (n.contains("fallbacks")) node.fallbacks = n.at("fallbacks").get<std::map<std::string, std::string>>();
       for (const auto& [fmt, t] : n.at("targets").items()) {
         NodeTarget target;
@@ -520,6 +526,7 @@ void Report::merge(const Report& o) {
     const NodeStats& b = o.nodes[i];
     if (!(a.name == b.name)) fail("reports differ at node " + a.name);
     a.time_ms_total += b.time_ms_total;
+    if (b.device_time_ms_total) a.device_time_ms_total = a.device_time_ms_total.value_or(0) + *b.device_time_ms_total;
     a.executions += b.executions;
     a.fallbacks.insert(b.fallbacks.begin(), b.fallbacks.end());
     if (a.op_class.empty()) {  // a report of schema 1 or 2 merged with a newer one

@@ -155,6 +155,9 @@ struct NodeStats {
   std::vector<WeightStats> weights;
   std::map<std::string, NodeTarget> targets;
   double time_ms_total = 0;  // reference run, summed over samples (only with config.timing)
+  // The same by the device's own clock (Backend::last_run_device_seconds), where the backend that ran the
+  // node has one; none where every reference run was timed by the wall clock only.
+  std::optional<double> device_time_ms_total;
   // The runs ("reference" or a target's name) that ran this node on the CPU instead of config.backend, each
   // with the reason in words; empty where every run was on config.backend.
   std::map<std::string, std::string> fallbacks;

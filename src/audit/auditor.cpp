@@ -712,6 +712,8 @@ struct Auditor::Impl {
       // In the report only when asked for: wall time is the one figure that differs between runs, and
       // without --timing the report must be byte-identical for the same model, inputs and seed.
       if (a.options.timing) stats.time_ms_total += 1e3 * reference_seconds;
+      if (a.options.timing && streams[0].device_seconds)
+        stats.device_time_ms_total = stats.device_time_ms_total.value_or(0) + 1e3 * *streams[0].device_seconds;
       const std::vector<const Tensor*>& ref_in = streams[0].inputs;
       const std::vector<const Tensor*>& ref_view = streams[0].outputs;
       a.ensure_tensor_stats(stats, node.outputs, ref_view);

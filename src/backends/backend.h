@@ -6,6 +6,7 @@
 // and makes every transfer itself; `mpaudit devices` lists the backends with their state.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,6 +37,10 @@ class Backend {
   // this device). May return before the device is done; synchronize() waits.
   virtual void run(const OpKernel& kernel, KernelContext& ctx) const = 0;
   virtual void synchronize() const {}
+  // The device's own time for the node this thread last ran here (its kernels, as CUPTI or events time
+  // them), where the backend can tell; none where the executor's wall clock is the node's time (the CPU
+  // runs a node synchronously).
+  virtual std::optional<double> last_run_device_seconds() const { return std::nullopt; }
   // A host tensor copied onto this device, and one of this device's tensors copied to the host: the
   // executor's transfers, explicit and counted. The host backend is never asked.
   virtual Tensor upload(const Tensor& host) const = 0;

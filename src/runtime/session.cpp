@@ -454,6 +454,7 @@ std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::v
       run_on(at, i, step.inputs, results, config, node.implicit_inputs.empty() ? nullptr : &scopes[s],
              observer ? observer->subgraphs(i, s) : nullptr);
       step.run_seconds = since(running);
+      step.device_seconds = observer ? at.last_run_device_seconds() : std::nullopt;
       const auto storing = now();
       if (config.storage != Format::FP32 || narrow)
         for (size_t o = 0; o < results.size(); ++o)

@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <unordered_map>
@@ -89,7 +90,8 @@ struct StreamStep {
   // audit's isolated run of the node); nullptr in the first stream.
   const ScopeLookup* reference_as_read = nullptr;
   const ScopeLookup* scope = nullptr;  // every name the node can see, as it reads them
-  double run_seconds = 0;              // the kernel (with its subgraphs)
+  double run_seconds = 0;              // the kernel (with its subgraphs), by the executor's wall clock
+  std::optional<double> device_seconds;  // the backend's own time for it, where the backend has one
   double convert_seconds = 0;          // bringing its inputs and outputs onto their formats
 };
 

@@ -217,6 +217,27 @@ TEST_F(Fake, AuditsAreIdenticalWhicheverBackendRanEachNode) {
   }
 }
 
+// With --timing, nodes the device ran carry its own clock's time beside the wall clock's; the CPU has none.
+TEST_F(Fake, TimedAuditsReportTheDevicesOwnTimeForTheNodesItRan) {
+  const Model model = chain_model();
+  AuditOptions options;
+  options.device = "fake";
+  options.timing = true;
+  Auditor auditor(model.graph, options);
+  auditor.observe({{"x", ramp({2, 8}, 0.25f, -2)}}, 0);
+  report::Report report;
+  report.config.targets = {"fp16"};
+  report.config.timing = true;
+  report.config.samples = 1;
+  auditor.fill(report);
+  const nlohmann::json nodes = report::to_json(report)["nodes"];
+  ASSERT_EQ(nodes.size(), 3u);
+  EXPECT_GE(nodes[0]["device_time_ms"].get<double>(), 0) << "relu ran on the fake";
+  EXPECT_TRUE(nodes[1]["device_time_ms"].is_null()) << "softmax ran on the CPU";
+  EXPECT_GE(nodes[2]["device_time_ms"].get<double>(), 0) << "add ran on the fake";
+  for (const auto& node : nodes) EXPECT_GT(node["time_ms"].get<double>(), 0) << node["name"];
+}
+
 TEST_F(Fake, TheAuditReportNamesEachFallbackWithItsReason) {
   nlohmann::json placement;
   const std::vector<TensorMap> samples = {{{"x", ramp({2, 8}, 0.25f, -2)}}};

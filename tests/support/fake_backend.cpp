@@ -1,5 +1,6 @@
 #include "support/fake_backend.h"
 
+#include <chrono>
 #include <cstring>
 #include <vector>
 
@@ -12,6 +13,7 @@ namespace {
 constexpr size_t kGuardBytes = 64;
 constexpr std::byte kGuard{0xA5}, kPoison{0xFF};  // 0xFF bytes read as NaN in every float format
 std::atomic<int64_t> live_buffers{0}, overruns{0};
+thread_local double kernel_seconds = 0;  // of the node this thread last ran on the fake
 
 // A buffer of the fake device: the bytes, then guard bytes checked when it is freed.
 std::shared_ptr<std::byte[]> allocate(size_t bytes) {
@@ -96,7 +98,9 @@ void FakeBackend::run(const OpKernel& kernel, KernelContext& ctx) const {
   host.set_scope(ctx.scope());
   host.set_observer(ctx.observer());
   host.set_subgraphs(ctx.subgraphs());
+  const auto start = std::chrono::steady_clock::now();
   kernel.compute(host);
+  kernel_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   for (size_t o = 0; o < outputs.size(); ++o) ctx.outputs()[o] = to_device(outputs[o]);
 }
 
@@ -111,6 +115,8 @@ Tensor FakeBackend::convert(const Tensor& tensor, Format storage, double scale) 
 }
 
 double FakeBackend::absmax(const Tensor& tensor) const { return host_backend().absmax(to_host(tensor)); }
+
+std::optional<double> FakeBackend::last_run_device_seconds() const { return kernel_seconds; }
 
 FakeBackend::Counts FakeBackend::counts() const { return {uploads_, downloads_, runs_, live_buffers, overruns}; }
 

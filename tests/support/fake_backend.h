@@ -31,6 +31,8 @@ class FakeBackend : public Backend {
   void store_in_format(Tensor& tensor, Format storage, double scale) const override;
   Tensor convert(const Tensor& tensor, Format storage, double scale) const override;
   double absmax(const Tensor& tensor) const override;
+  // The time of the kernel alone, without the fake's copies: a device clock, as CUPTI would give one.
+  std::optional<double> last_run_device_seconds() const override;
 
   // The ops it runs (by op type); the others fall back to the CPU.
   void allow(std::set<std::string> ops);

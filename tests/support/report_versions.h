@@ -10,8 +10,10 @@ inline void as_schema_two(nlohmann::json& report) {
   report["schema"] = "mpaudit.report/2";
   report["config"].erase("backend");
   report.erase("placement");
-  for (auto& node : report["nodes"])
-    for (const char* key : {"fallbacks", "op_class", "sums_in"}) node.erase(key);
+  for (auto& node : report["nodes"]) {
+    for (const char* key : {"fallbacks", "op_class", "sums_in", "device_time_ms"}) node.erase(key);
+    node["state"].erase("device_time_ms_total");
+  }
 }
 
 // Schema 1: before traced consequences, the root/harm fields of node verdicts and verified advice.
