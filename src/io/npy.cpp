@@ -1,6 +1,8 @@
 #include "io/npy.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
+#include <csignal>
 #include <unistd.h>
 #include <zip.h>
 
@@ -191,6 +193,43 @@ void check_can_write(const fs::path& path) {
 
 namespace {
 
+// The temporary file being written, removed by a signal that ends the process meanwhile (SIGINT, SIGTERM,
+// SIGHUP, SIGXFSZ) before the signal's own action: an interrupted run leaves no half-written file behind.
+// One at a time: the CLI writes its files one after another.
+char g_pending_temporary[4096] = {};
+
+void remove_pending_temporary(int signal_number) {
+  if (g_pending_temporary[0] != '\0') ::unlink(g_pending_temporary);
+  ::signal(signal_number, SIG_DFL);
+  ::raise(signal_number);
+}
+
+class PendingTemporary {
+ public:
+  explicit PendingTemporary(const std::string& name) {
+    static const bool installed = [] {
+      for (int s : {SIGINT, SIGTERM, SIGHUP, SIGXFSZ}) {
+        struct sigaction action = {};
+        action.sa_handler = remove_pending_temporary;
+        sigemptyset(&action.sa_mask);
+        ::sigaction(s, &action, nullptr);
+      }
+      return true;
+    }();
+    (void)installed;
+    if (name.size() < sizeof g_pending_temporary) std::memcpy(g_pending_temporary, name.c_str(), name.size() + 1);
+  }
+  ~PendingTemporary() { g_pending_temporary[0] = '\0'; }
+  PendingTemporary(const PendingTemporary&) = delete;
+  PendingTemporary& operator=(const PendingTemporary&) = delete;
+};
+
+mode_t current_umask() {
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  return mask;
+}
+
 // Writes all of bytes to fd; false (errno set) when a write fails.
 bool write_all(int fd, const std::string& bytes) {
   size_t written = 0;
@@ -218,9 +257,14 @@ void write_file_atomic(const fs::path& path, const std::string& bytes) {
     if (!complete) fail(path.string() + ": write failed: " + std::strerror(write_errno));
     return;
   }
-  const fs::path tmp = path.string() + ".tmp." + std::to_string(::getpid());
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // A fresh name no one can plant a link at beforehand (mkstemp: O_EXCL, random suffix), readable as the
+  // report itself would be once renamed.
+  std::string tmp_name = path.string() + ".tmp.XXXXXX";
+  const int fd = ::mkostemp(tmp_name.data(), O_CLOEXEC);
   if (!(fd >= 0)) fail(path.string() + ": cannot open for writing: " + std::strerror(errno));
+  const fs::path tmp = tmp_name;
+  const PendingTemporary pending(tmp_name);
+  ::fchmod(fd, 0644 & ~current_umask());
   // On disk before the rename: a crash right after it must not leave an empty file under the name.
   const bool complete = write_all(fd, bytes) && ::fsync(fd) == 0;
   const int write_errno = errno;
@@ -231,8 +275,9 @@ void write_file_atomic(const fs::path& path, const std::string& bytes) {
   }
   fs::rename(tmp, path, ec);
   if (ec) {
+    const std::string why = ec.message();  // before the clean-up below sets ec again
     fs::remove(tmp, ec);
-    fail(path.string() + ": cannot replace file: " + ec.message());
+    fail(path.string() + ": cannot replace file: " + why);
   }
 }
 

@@ -38,8 +38,9 @@ std::vector<std::string> npz_array_names(const std::filesystem::path& path);
 // One array of an .npz by name.
 Tensor read_npz_array(const std::filesystem::path& path, const std::string& name);
 
-// Writes bytes to path atomically (temp file + fsync + rename), so readers never see a half-written file.
-// A process killed meanwhile can leave only its PATH.tmp.PID beside it.
+// Writes bytes to path atomically (a fresh temporary file beside it, fsync, rename), so readers never see a
+// half-written file; SIGINT, SIGTERM, SIGHUP and SIGXFSZ meanwhile remove the temporary file before they
+// end the process. Only a process killed outright (SIGKILL) can leave its PATH.tmp.XXXXXX beside it.
 void write_file_atomic(const std::filesystem::path& path, const std::string& bytes);
 // Fails unless path can be written: its folder exists and is writable, and it is not a folder. Checked
 // before long work whose result goes there.

@@ -3,7 +3,11 @@
 // count; shards merged with `mpaudit merge` give the bytes of an audit of the whole set; read_report and
 // write_report round-trip byte for byte; reports are written atomically; --fail-on keeps its exit codes.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <csignal>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -513,6 +517,52 @@ TEST_F(ReportContract, AnExistingReportIsReplacedWhole) {
   // Longer than the report: an in-place overwrite without truncation would leave its tail behind.
   write_whole_file(path("existing.json"), std::string(fresh.size() * 3, 'x'));
   EXPECT_TRUE(audit(mlp, "existing.json", "--samples 2") == fresh);
+  for (const auto& entry : fs::directory_iterator(path(".")))
+    EXPECT_EQ(entry.path().filename().string().find(".tmp"), std::string::npos) << "left behind: " << entry.path();
+}
+
+// The temporary file's name is fresh: a link planted where a predictable name would be is neither followed
+// nor replaced, and the file it points to keeps its bytes.
+TEST_F(ReportContract, APlantedLinkIsNotFollowed) {
+  write_whole_file(path("victim.txt"), "keep");
+  const fs::path planted = path("report.json.tmp." + std::to_string(::getpid()));
+  fs::create_symlink(path("victim.txt"), planted);
+  mpa::write_file_atomic(path("report.json"), "{}\n");
+  EXPECT_EQ(read_whole_file(path("victim.txt")), "keep");
+  EXPECT_TRUE(fs::is_symlink(planted));
+  EXPECT_EQ(read_whole_file(path("report.json")), "{}\n");
+}
+
+// A rename that fails says why (not the errno of the clean-up after it), and leaves no temporary file.
+TEST_F(ReportContract, AFailedReplaceSaysWhyAndLeavesNothing) {
+  fs::create_directories(path("taken") / "inside");
+  try {
+    mpa::write_file_atomic(path("taken"), "{}\n");
+    FAIL() << "a folder was replaced";
+  } catch (const mpa::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot replace file: Is a directory"), std::string::npos) << e.what();
+  }
+  for (const auto& entry : fs::directory_iterator(path(".")))
+    EXPECT_EQ(entry.path().filename().string().find(".tmp"), std::string::npos) << "left behind: " << entry.path();
+}
+
+// A signal that ends the process while a report is written (here SIGXFSZ, from a file size limit; SIGINT,
+// SIGTERM and SIGHUP take the same path) removes the temporary file first.
+TEST_F(ReportContract, ASignalWhileWritingLeavesNoTemporaryFile) {
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    const rlimit no_core{0, 0}, small{4096, 4096};
+    ::setrlimit(RLIMIT_CORE, &no_core);
+    ::setrlimit(RLIMIT_FSIZE, &small);
+    mpa::write_file_atomic(path("big.json"), std::string(1 << 20, 'x'));
+    ::_exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "the write was not interrupted";
+  EXPECT_EQ(WTERMSIG(status), SIGXFSZ);
+  EXPECT_FALSE(fs::exists(path("big.json")));
   for (const auto& entry : fs::directory_iterator(path(".")))
     EXPECT_EQ(entry.path().filename().string().find(".tmp"), std::string::npos) << "left behind: " << entry.path();
 }
