@@ -9,6 +9,7 @@
 #include "backends/cpu/gemm.h"
 #include "cli/commands.h"
 #include "common/error.h"
+#include "io/npy.h"
 
 namespace {
 
@@ -36,6 +37,7 @@ int main(int argc, char** argv) {
     setenv("OPENBLAS_CORETYPE", kernels->c_str(), 1);
     execv("/proc/self/exe", argv);
   }
+  mpa::end_cleanly_on_signals();
   CLI::App app{"mpaudit: find the layers of an ONNX model that break in low precision"};
   app.set_version_flag("--version", std::string("mpaudit ") + MPA_VERSION);
   app.require_subcommand(1);

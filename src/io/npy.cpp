@@ -193,30 +193,25 @@ void check_can_write(const fs::path& path) {
 
 namespace {
 
-// The temporary file being written, removed by a signal that ends the process meanwhile (SIGINT, SIGTERM,
-// SIGHUP, SIGXFSZ) before the signal's own action: an interrupted run leaves no half-written file behind.
-// One at a time: the CLI writes its files one after another.
+// The temporary file being written, removed by a signal that ends the process meanwhile. One at a time:
+// the CLI writes its files one after another.
 char g_pending_temporary[4096] = {};
 
-void remove_pending_temporary(int signal_number) {
+// Only async-signal-safe calls: unlink, write, _exit.
+void end_on_signal(int signal_number) {
   if (g_pending_temporary[0] != '\0') ::unlink(g_pending_temporary);
-  ::signal(signal_number, SIG_DFL);
-  ::raise(signal_number);
+  const char* message = signal_number == SIGINT    ? "mpaudit: interrupted (SIGINT); nothing half-written is left\n"
+                        : signal_number == SIGTERM ? "mpaudit: terminated (SIGTERM); nothing half-written is left\n"
+                        : signal_number == SIGHUP  ? "mpaudit: hung up (SIGHUP); nothing half-written is left\n"
+                                                   : "mpaudit: file size limit exceeded (SIGXFSZ); nothing half-written is left\n";
+  [[maybe_unused]] const ssize_t written = ::write(STDERR_FILENO, message, std::strlen(message));
+  ::_exit(128 + signal_number);
 }
 
 class PendingTemporary {
  public:
   explicit PendingTemporary(const std::string& name) {
-    static const bool installed = [] {
-      for (int s : {SIGINT, SIGTERM, SIGHUP, SIGXFSZ}) {
-        struct sigaction action = {};
-        action.sa_handler = remove_pending_temporary;
-        sigemptyset(&action.sa_mask);
-        ::sigaction(s, &action, nullptr);
-      }
-      return true;
-    }();
-    (void)installed;
+    end_cleanly_on_signals();
     if (name.size() < sizeof g_pending_temporary) std::memcpy(g_pending_temporary, name.c_str(), name.size() + 1);
   }
   ~PendingTemporary() { g_pending_temporary[0] = '\0'; }
@@ -243,6 +238,19 @@ bool write_all(int fd, const std::string& bytes) {
 }
 
 }  // namespace
+
+void end_cleanly_on_signals() {
+  static const bool installed = [] {
+    for (int s : {SIGINT, SIGTERM, SIGHUP, SIGXFSZ}) {
+      struct sigaction action = {};
+      action.sa_handler = end_on_signal;
+      sigemptyset(&action.sa_mask);
+      ::sigaction(s, &action, nullptr);
+    }
+    return true;
+  }();
+  (void)installed;
+}
 
 void write_file_atomic(const fs::path& path, const std::string& bytes) {
   std::error_code ec;

@@ -38,9 +38,13 @@ std::vector<std::string> npz_array_names(const std::filesystem::path& path);
 // One array of an .npz by name.
 Tensor read_npz_array(const std::filesystem::path& path, const std::string& name);
 
+// Makes SIGINT, SIGTERM, SIGHUP and SIGXFSZ end the process with one line on stderr and exit code 128 + the
+// signal's number (130, 143, 129, 153), removing first the temporary file of a write_file_atomic under
+// way. The CLI calls it at start; write_file_atomic calls it too. Idempotent.
+void end_cleanly_on_signals();
 // Writes bytes to path atomically (a fresh temporary file beside it, fsync, rename), so readers never see a
-// half-written file; SIGINT, SIGTERM, SIGHUP and SIGXFSZ meanwhile remove the temporary file before they
-// end the process. Only a process killed outright (SIGKILL) can leave its PATH.tmp.XXXXXX beside it.
+// half-written file; a signal meanwhile removes the temporary file (end_cleanly_on_signals). Only a process
+// killed outright (SIGKILL) can leave its PATH.tmp.XXXXXX beside it.
 void write_file_atomic(const std::filesystem::path& path, const std::string& bytes);
 // Fails unless path can be written: its folder exists and is writable, and it is not a folder. Checked
 // before long work whose result goes there.

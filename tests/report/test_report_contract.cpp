@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -560,9 +561,28 @@ TEST_F(ReportContract, ASignalWhileWritingLeavesNoTemporaryFile) {
   }
   int status = 0;
   ASSERT_EQ(::waitpid(child, &status, 0), child);
-  ASSERT_TRUE(WIFSIGNALED(status)) << "the write was not interrupted";
-  EXPECT_EQ(WTERMSIG(status), SIGXFSZ);
+  ASSERT_TRUE(WIFEXITED(status)) << "the write was not interrupted, or the signal ended it uncaught";
+  EXPECT_EQ(WEXITSTATUS(status), 128 + SIGXFSZ);
   EXPECT_FALSE(fs::exists(path("big.json")));
+  for (const auto& entry : fs::directory_iterator(path(".")))
+    EXPECT_EQ(entry.path().filename().string().find(".tmp"), std::string::npos) << "left behind: " << entry.path();
+}
+
+// SIGINT or SIGTERM during an audit ends it with one line and 130 / 143, and no report or temporary file.
+TEST_F(ReportContract, AnInterruptedAuditExitsWithOneLineAndLeavesNothing) {
+  const fs::path mlp = save(mlp_model(), "mlp.onnx");
+  for (const auto& [signal_name, code] : std::vector<std::pair<std::string, int>>{{"INT", 130}, {"TERM", 143}}) {
+    const std::string cmd = "timeout --preserve-status -s " + signal_name + " 1 " + std::string(MPA_CLI_PATH) +
+                            " audit " + mlp.string() + " --samples 100000000 --quiet --json " +
+                            path("long.json").string() + " 2>" + path("err.txt").string();
+    const int status = std::system(cmd.c_str());
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), code) << signal_name;
+    const std::string err = read_whole_file(path("err.txt"));
+    EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+    EXPECT_NE(err.find("nothing half-written is left"), std::string::npos) << err;
+    EXPECT_FALSE(fs::exists(path("long.json")));
+  }
   for (const auto& entry : fs::directory_iterator(path(".")))
     EXPECT_EQ(entry.path().filename().string().find(".tmp"), std::string::npos) << "left behind: " << entry.path();
 }
