@@ -65,7 +65,8 @@ Session::Session(std::shared_ptr<const Graph> graph, SessionOptions options)
     : graph_(std::move(graph)),
       options_(std::move(options)),
       requested_(&backend_named(options_.device)),
-      host_(&host_backend()) {
+      host_(&host_backend()),
+      own_kernels_(requested_->kernel_table() != host_->kernel_table()) {
   config_ = config_for(options_.precision, options_.accumulation, options_.profile, options_.threads);
   for (const auto& [name, format] : options_.node_precision) {
     const bool known = std::any_of(graph_->nodes.begin(), graph_->nodes.end(), [&](const Node& n) { return n.name == name; });
@@ -85,13 +86,12 @@ Session::Session(std::shared_ptr<const Graph> graph, SessionOptions options)
   const auto unsupported = find_unsupported_nodes(*graph_);
   if (!unsupported.empty()) fail(unsupported.front().node->label() + ": " + unsupported.front().reason);
   const OpRegistry& registry = OpRegistry::instance();
-  const bool own_kernels = requested_->kernel_table() != host_->kernel_table();
   for (const Node& node : graph_->nodes) {
     const int64_t opset = graph_->opset(node.domain);
     try {
       kernels_.push_back((*registry.find(host_->kernel_table(), node.domain, node.op_type, opset))(OpInit(node, opset)));
       const KernelFactory* device =
-          own_kernels ? registry.find(requested_->kernel_table(), node.domain, node.op_type, opset) : nullptr;
+          own_kernels_ ? registry.find(requested_->kernel_table(), node.domain, node.op_type, opset) : nullptr;
       device_kernels_.push_back(device ? (*device)(OpInit(node, opset)) : nullptr);
     } catch (const UnsupportedType& e) {
       throw UnsupportedType(with_node(node, e.what()));
@@ -198,8 +198,7 @@ const std::map<std::string, Tensor>& Session::initializers_in(Format storage, bo
 
 const Backend& Session::backend_for(size_t index, const ExecConfig& config) const {
   if (requested_ == host_) return *host_;
-  const bool own_kernels = requested_->kernel_table() != host_->kernel_table();
-  if (own_kernels && !device_kernels_[index]) return *host_;
+  if (own_kernels_ && !device_kernels_[index]) return *host_;
   const Node& node = graph_->nodes[index];
   return requested_->supports(node, graph_->opset(node.domain), config).ok ? *requested_ : *host_;
 }
@@ -209,7 +208,7 @@ Placement Session::placement(size_t index, const ExecConfig& config) const {
   if (&backend == requested_) return {&backend, {}};
   const Node& node = graph_->nodes[index];
   const int64_t opset = graph_->opset(node.domain);
-  if (!device_kernels_[index] && requested_->kernel_table() != host_->kernel_table())
+  if (own_kernels_ && !device_kernels_[index])
     return {&backend, OpRegistry::instance().why_unsupported(requested_->kernel_table(), node.domain, node.op_type, opset)};
   return {&backend, requested_->supports(node, opset, config).reason};
 }

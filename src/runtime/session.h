@@ -171,6 +171,7 @@ class Session : public SubgraphExecutor {
   SessionOptions options_;
   const Backend* requested_;  // --device
   const Backend* host_;       // the CPU: every node's fallback
+  const bool own_kernels_;    // the requested backend runs kernels of its own table, not the CPU's
   ExecConfig config_;
   std::vector<std::unique_ptr<OpKernel>> kernels_;         // per node, the CPU's
   std::vector<std::unique_ptr<OpKernel>> device_kernels_;  // per node, the requested backend's own (or null)
