@@ -74,6 +74,7 @@ json Config::to_json() const {
           {"keep_fp32", keep_fp32},
           {"timing", timing},
           {"backend", backend},
+          {"isolated", isolated},
           {"thresholds", thresholds.to_json()}};
 }
 
@@ -102,6 +103,7 @@ Config Config::from_json(const json& j) {
   c.keep_fp32 = j.at("keep_fp32").get<std::vector<std::string>>();
   c.timing = j.at("timing");
   c.backend = j.value("backend", "cpu");  // absent before schema 3: the CPU ran everything
+  c.isolated = j.value("isolated", "all");  // absent before schema 4: every node was run alone
   c.thresholds = Thresholds::from_json(j.at("thresholds"));
   return c;
 }
@@ -256,6 +258,7 @@ json to_json(const Report& r) {
                       {"consequence", t.consequence.empty() ? json(nullptr) : json(t.consequence)},
                       {"harm_at", t.harm_at.empty() ? json(nullptr) : json(t.harm_at)},
                       {"roots", t.roots}};
+      if (t.isolated_skipped > 0) targets[fmt]["isolated_skipped"] = t.isolated_skipped;
     }
     node["targets"] = targets;
     json tensors = json::array();
@@ -336,7 +339,7 @@ TensorStats tensor_from_json(const json& t) {
 Report from_json(const json& j) {
   try {
     const std::string schema = j.value("schema", "");
-    if (!(schema == kSchema || schema == kSchemaV2 || schema == kSchemaV1))
+    if (!(schema == kSchema || schema == kSchemaV3 || schema == kSchemaV2 || schema == kSchemaV1))
       fail("not an mpaudit report (schema '" + schema + "', expected '" + kSchema + "')");
     const bool v1 = schema == kSchemaV1;
     Report r;
@@ -391,6 +394,7 @@ Report from_json(const json& j) {
         target.verdict = parse_verdict(t.at("verdict"));
         target.propagated_jump_db = probes::number_from(t.at("propagated_jump_db"));
         target.kept_fp32 = t.at("kept_fp32");
+        target.isolated_skipped = t.value("isolated_skipped", int64_t{0});
         if (!v1) {
           target.consequence = t.at("consequence").is_null() ? "" : t.at("consequence").get<std::string>();
           target.harm_at = t.at("harm_at").is_null() ? "" : t.at("harm_at").get<std::string>();
@@ -529,6 +533,7 @@ void Report::merge(const Report& o) {
     if (b.device_time_ms_total) a.device_time_ms_total = a.device_time_ms_total.value_or(0) + *b.device_time_ms_total;
     a.executions += b.executions;
     a.fallbacks.insert(b.fallbacks.begin(), b.fallbacks.end());
+    for (const auto& [fmt, t] : b.targets) a.targets[fmt].isolated_skipped += t.isolated_skipped;
     if (a.op_class.empty()) {  // a report of schema 1 or 2 merged with a newer one
       a.op_class = b.op_class;
       a.sums_in = b.sums_in;

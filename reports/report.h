@@ -1,6 +1,6 @@
 // The report model: what an audit measured, per node and output tensor, per target format. The JSON
 // writer/reader below is the only interface between the engine and its consumers (CI gates, `merge`,
-// the dashboard). Schema: reports/schema/mpaudit.report.3.json. Versioned by kSchema.
+// the dashboard). Schema: reports/schema/mpaudit.report.4.json. Versioned by kSchema.
 #pragma once
 #include <map>
 #include <optional>
@@ -15,7 +15,9 @@
 namespace mpa::report {
 
 using json = probes::json;
-inline constexpr const char* kSchema = "mpaudit.report/3";
+inline constexpr const char* kSchema = "mpaudit.report/4";
+// Before config.isolated and node targets' isolated_skipped.
+inline constexpr const char* kSchemaV3 = "mpaudit.report/3";
 // Reports of schema 2 (before placement: every node ran on the CPU) are read too.
 inline constexpr const char* kSchemaV2 = "mpaudit.report/2";
 // Reports of schema 1 (before consequences and verified advice) are read too, as reports with no traces.
@@ -63,6 +65,7 @@ struct Config {
   std::vector<std::string> keep_fp32;  // top-level nodes the target runs computed in fp32 (sorted)
   bool timing = false;
   std::string backend = "cpu";  // the backend asked for (--device); nodes it could not run fell back to the CPU
+  std::string isolated = "all";  // which nodes were also run alone in the format (audit/auditor.h IsolatedPass)
   Thresholds thresholds;
   json to_json() const;
   static Config from_json(const json& j);
@@ -131,6 +134,9 @@ struct NodeTarget {
   std::vector<Reason> reasons;
   double propagated_jump_db = 0;  // drop of propagated SQNR below the node's inputs
   bool kept_fp32 = false;         // computed in fp32 in this target's runs (config.keep_fp32, or inside such a node)
+  // Executions whose isolated run was skipped (config.isolated "suspects" or "off"): the node's isolated
+  // figures are those of the other executions; 0 where every execution has them.
+  int64_t isolated_skipped = 0;
   // What the node's low-precision output does downstream, in one line ("absorbed by 'Softmax_3'", "NaN
   // reaches output 'y': 10 of 10 values"); empty when it was not traced (Consequence).
   std::string consequence;

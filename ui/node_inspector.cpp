@@ -204,6 +204,10 @@ void NodeInspectorPanel::Draw(const ReportModel& model, DashboardSelection& sele
       ImGui::TextDisabled("; propagated SQNR drops %.1f dB here", node_target->second.propagated_jump_db);
     }
   }
+  if (node_target != node.targets.end() && node_target->second.isolated_skipped > 0)
+    ImGui::TextDisabled("isolated run skipped in %lld of %lld executions (--isolated %s): its figures are the others'",
+                        static_cast<long long>(node_target->second.isolated_skipped),
+                        static_cast<long long>(node.executions), model.report().config.isolated.c_str());
   pin_toggle(model, selection, {selection.node}, "", true);
   if (node_target != node.targets.end()) {
     reasons_table(node_target->second);

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <cstring>
+#include <optional>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -15,6 +18,20 @@ namespace mpa {
 
 std::string accumulation_name(Accumulation a) { return a == Accumulation::FP16 ? "fp16" : "fp32"; }
 std::string profile_name(RuntimeProfile p) { return p == RuntimeProfile::OrtCuda ? "ort-cuda" : "generic"; }
+
+const char* isolated_pass_name(IsolatedPass pass) {
+  switch (pass) {
+    case IsolatedPass::Suspects: return "suspects";
+    case IsolatedPass::Off: return "off";
+    default: return "all";
+  }
+}
+
+IsolatedPass parse_isolated_pass(const std::string& name) {
+  for (IsolatedPass pass : {IsolatedPass::All, IsolatedPass::Suspects, IsolatedPass::Off})
+    if (name == isolated_pass_name(pass)) return pass;
+  fail("--isolated must be all, suspects or off (not '" + name + "')");
+}
 
 namespace {
 
@@ -109,20 +126,40 @@ bool only_moves_values(const Node& node) {
 // One sample's figures of a node's outputs that decide whether their consequences are traced
 // (worth_tracing): the reference's format fit per target, taken in the first target's pass, and the
 // non-finite values of each target's isolated run.
+// The sample's propagated divergences serve IsolatedPass::Suspects (Impl::suspect).
 struct TraceCues {
   std::vector<std::vector<probes::FormatFit>> fits;      // [output][target]
   std::vector<std::vector<int64_t>> isolated_nonfinite;  // [output][target]
+  std::vector<std::vector<std::optional<probes::Divergence>>> propagated;  // [output][target]; none: not compared
+  std::vector<std::vector<double>> stored_sqnr;                          // [output][target]; NaN: not compared
   TraceCues(size_t outputs, size_t targets)
       : fits(outputs, std::vector<probes::FormatFit>(targets)),
-        isolated_nonfinite(outputs, std::vector<int64_t>(targets, 0)) {}
+        isolated_nonfinite(outputs, std::vector<int64_t>(targets, 0)),
+        propagated(outputs, std::vector<std::optional<probes::Divergence>>(targets)),
+        stored_sqnr(outputs, std::vector<double>(targets, std::nan(""))) {}
 };
+
+// One value's SQNR in one sample and target: merely stored in the format, and as the propagated run has it.
+struct SampleSqnr {
+  double stored = probes::Divergence::kMaxSqnrDb, propagated = probes::Divergence::kMaxSqnrDb;
+};
+
+// Whether two inputs hold the same values bit for bit (both omitted counts).
+bool same_values(const Tensor* a, const Tensor* b) {
+  if (a == b) return true;
+  if (!a || !b || !a->defined() || !b->defined()) return false;
+  if (a->dtype() != b->dtype() || a->shape() != b->shape()) return false;
+  return a->raw() == b->raw() || std::memcmp(a->raw(), b->raw(), a->nbytes()) == 0;
+}
 
 // How the isolated figures of one run of a node against one target are obtained.
 enum class IsolatedRun {
-  None,    // no floating values
-  Stored,  // rounding commutes with the op: the reference output stored in the format (OpTraits::rounding_commutes)
-  Exact,   // the node is kept in fp32: alone, it computes the reference
-  Run,     // run the node alone on its reference inputs stored in the format
+  None,        // no floating values
+  Stored,      // rounding commutes with the op: the reference output stored in the format (OpTraits::rounding_commutes)
+  Exact,       // the node is kept in fp32: alone, it computes the reference
+  Run,         // run the node alone on its reference inputs stored in the format
+  Propagated,  // its propagated run read exactly those inputs: that run is the isolated run
+  Deferred,    // decided after the propagated figures (IsolatedPass::Suspects); not measured with them
 };
 
 }  // namespace
@@ -152,6 +189,7 @@ struct Auditor::Impl {
   std::vector<bool> has_subgraphs;  // by graph node index
   // The reference absmax of the running node's outputs, which FP8 targets' per-tensor output scales follow.
   std::vector<double> running_absmax;
+  std::vector<std::unordered_map<std::string, SampleSqnr>> sample_sqnr;  // [target]: this sample's (note_sample_sqnr)
 
   Impl(std::shared_ptr<const Graph> g, AuditOptions o)
       : graph(std::move(g)), options(std::move(o)), session(graph, session_options(options)) {
@@ -395,7 +433,7 @@ struct Auditor::Impl {
     const Node& node = node_session.graph().nodes[index];
     std::vector<const Tensor*> inputs;
     for (const auto& name : node.inputs) inputs.push_back(name.empty() ? nullptr : value(name));
-    ScopedSeconds executing(time.execute);
+    ScopedSeconds executing(time.execute), isolating(time.isolated);
     return node_session.rerun(index, inputs, target_configs[k], true, node.implicit_inputs.empty() ? nullptr : &value,
                               [&](size_t o) { return scale_for(k, absmax[o]); });
   }
@@ -446,12 +484,12 @@ struct Auditor::Impl {
         // Result 0 is the reference stored in the format, then the runs in this order.
         std::vector<const Tensor*> runs;
         std::vector<probes::ExpHistogram*> hists;
+        const Tensor* prop = o < prop_out.size() ? prop_out[o] : nullptr;
         const Tensor* iso = how == IsolatedRun::Exact                       ? ref_out[o]
                             : how == IsolatedRun::Run && o < iso_out.size() ? &iso_out[o]
                                                                             : nullptr;
         const size_t iso_at = comparable(iso, o) ? runs.size() + 1 : 0;
         if (iso_at) runs.push_back(iso), hists.push_back(nullptr);
-        const Tensor* prop = o < prop_out.size() ? prop_out[o] : nullptr;
         const size_t prop_at = comparable(prop, o) ? runs.size() + 1 : 0;
         if (prop_at) runs.push_back(prop), hists.push_back(&measured_hist);
         std::vector<ReferenceChunk> reference_chunks;
@@ -473,7 +511,10 @@ struct Auditor::Impl {
         if (prop_at) propagated_d = &d[prop_at], propagated_hist = &measured_hist;
       }
       if (how == IsolatedRun::Stored) isolated_d = stored_d;
+      if (how == IsolatedRun::Propagated) isolated_d = propagated_d;
       if (cues && isolated_d) cues->isolated_nonfinite[o][k] = isolated_d->nonfinite();
+      if (cues && propagated_d) cues->propagated[o][k] = *propagated_d;
+      if (cues && stored_d->compared) cues->stored_sqnr[o][k] = stored_d->sqnr_db();
       tt.stored.merge(*stored_d);
       if (isolated_d) tt.isolated.merge(*isolated_d);
       if (propagated_d) {
@@ -489,6 +530,80 @@ struct Auditor::Impl {
         }
       }
     }
+  }
+
+  // The isolated figures of a run decided after the propagated ones (IsolatedRun::Deferred, then run).
+  void measure_isolated(report::NodeStats& stats, size_t k, const std::vector<const Tensor*>& ref_out,
+                        const std::vector<double>& absmax, const std::vector<Tensor>& iso_out, int64_t sample,
+                        TraceCues& cues) {
+    ScopedSeconds probing(time.probes);
+    for (size_t o = 0; o < ref_out.size() && o < iso_out.size(); ++o) {
+      if (!stats.tensors[o].measured || !ref_out[o]) continue;
+      const Tensor& iso = iso_out[o];
+      if (!iso.defined() || iso.numel() != ref_out[o]->numel() || !is_float(iso.dtype())) continue;
+      const double scale = scale_for(k, absmax[o]);
+      const probes::Divergence d = probes::Divergence::of(
+          *ref_out[o], iso, scale == 1 ? divergence_params[k] : divergence_params[k].scaled_by(scale), sample);
+      cues.isolated_nonfinite[o][k] = d.nonfinite();
+      stats.tensors[o].targets[target_name(k)].isolated.merge(d);
+    }
+  }
+
+  // Whether node i's propagated run in target k read exactly what its isolated run reads (its reference
+  // inputs stored in the format), so that it computed the isolated outputs bit for bit: same kernel,
+  // same settings, same inputs. Not for nodes with subgraphs (they also read enclosing values by name)
+  // or per-tensor FP8 scales (the isolated run takes its own).
+  bool reads_as_isolated(size_t i, size_t k, const StreamStep& target) const {
+    const Node& node = graph->nodes[i];
+    if (has_subgraphs[i] || scaled(k) || node.inputs.empty()) return false;
+    for (size_t j = 0; j < node.inputs.size(); ++j) {
+      const Tensor* as_isolated = node.inputs[j].empty() ? nullptr : (*target.reference_as_read)(node.inputs[j]);
+      if (!same_values(target.inputs[j], as_isolated)) return false;
+    }
+    return true;
+  }
+
+  // This sample's SQNR of node outputs and graph inputs, per target (Impl::suspect reads it), until released.
+  void note_sample_sqnr(const std::vector<std::string>& names, const TraceCues& cues) {
+    for (size_t k = 0; k < options.targets.size(); ++k)
+      for (size_t o = 0; o < names.size(); ++o)
+        if (!names[o].empty() && cues.propagated[o][k] && !std::isnan(cues.stored_sqnr[o][k]))
+          sample_sqnr[k][names[o]] = {cues.stored_sqnr[o][k], cues.propagated[o][k]->sqnr_db()};
+  }
+
+  // Under IsolatedPass::Suspects, whether node i's isolated error in target k could weigh in its verdict
+  // in this sample. Yes where a value leaves the format's window (an output or weight overflows or
+  // flushes significantly, the propagated run turns non-finite, an output is not compared), and where its
+  // isolated SQNR, estimated from the propagated run, comes within the margin of the warn limit. The
+  // estimate: the node degrades its propagated inputs' SQNR by J dB (their worst against its outputs'
+  // worst), and it degrades its inputs' storage error alike, so alone it reaches about their stored SQNR
+  // minus J; a node reading no measured value (graph inputs and weights only) has its propagated SQNR.
+  bool suspect(const Node& node, const report::NodeStats& stats, size_t k, const TraceCues& cues) const {
+    const std::string fmt = target_name(k);
+    double out_propagated = probes::Divergence::kMaxSqnrDb;
+    for (size_t o = 0; o < stats.tensors.size(); ++o) {
+      if (!stats.tensors[o].measured) continue;
+      const probes::FormatFit& fit = cues.fits[o][k];
+      const std::optional<probes::Divergence>& propagated = cues.propagated[o][k];
+      if (fit.overflow > 0 || fit.significant_flush > 0 || !propagated) return true;
+      if (propagated->nonfinite() > 0 || propagated->compared < propagated->ref_finite) return true;
+      if (propagated->compared > 0) out_propagated = std::min(out_propagated, propagated->sqnr_db());
+    }
+    for (const report::WeightStats& w : stats.weights) {
+      const probes::FormatFit& fit = w.targets.at(fmt);
+      if (fit.overflow > 0 || fit.significant_flush > 0) return true;
+    }
+    double in_stored = probes::Divergence::kMaxSqnrDb, in_propagated = probes::Divergence::kMaxSqnrDb;
+    bool reads_measured = false;
+    for (const std::string& name : node.inputs) {
+      auto f = sample_sqnr[k].find(name);
+      if (name.empty() || f == sample_sqnr[k].end()) continue;
+      reads_measured = true;
+      in_stored = std::min(in_stored, f->second.stored);
+      in_propagated = std::min(in_propagated, f->second.propagated);
+    }
+    const double isolated_estimate = reads_measured ? in_stored - (in_propagated - out_propagated) : out_propagated;
+    return isolated_estimate < options.thresholds.sqnr_warn_db.at(fmt) + options.suspect_margin_db;
   }
 
   void observe_propagated(report::NodeStats& stats, size_t k, const std::vector<const Tensor*>& ref_out,
@@ -636,6 +751,7 @@ struct Auditor::Impl {
             worth_tracing(cues.fits[o][k], cues.isolated_nonfinite[o][k], options.thresholds))
           start_trace(names[o], {ConsequenceTracer::Root::kGraphInput, o, k}, *read_in_format[o], *ref_in[o], true, -1);
     }
+    note_sample_sqnr(names, cues);
   }
 
   // Starts tracing a value in target k from `deviated` (its form in the format), widened like the
@@ -659,7 +775,8 @@ struct Auditor::Impl {
       if (!ref_out[o] || !stats.tensors[o].measured || node.outputs[o].empty()) continue;
       if (kept_fp32[i] && !read_in_format.count(node.outputs[o])) continue;
       if (!worth_tracing(cues.fits[o][k], cues.isolated_nonfinite[o][k], options.thresholds)) continue;
-      const bool isolated = how == IsolatedRun::Run && o < iso_out.size() && iso_out[o].defined();
+      const bool isolated = (how == IsolatedRun::Run || how == IsolatedRun::Propagated) && o < iso_out.size() &&
+                            iso_out[o].defined();
       start_trace(node.outputs[o], {top_slot[i], o, k}, isolated ? iso_out[o] : in_target_format(k, *ref_out[o]),
                   *ref_out[o], kept_fp32[i], static_cast<int64_t>(i));
     }
@@ -739,16 +856,33 @@ struct Auditor::Impl {
       TraceCues cues(node.outputs.size(), targets);
       for (size_t k = 0; k < targets; ++k) {
         // The reference values stored in the target format, as the executor keeps them until their last reader.
-        const IsolatedRun how = a.isolated_run(node, k, has_float, kept);
-        const std::vector<Tensor> iso_out =
-            how == IsolatedRun::Run ? a.run_isolated(a.session, i, k, *streams[1 + k].reference_as_read, absmax)
+        const StreamStep& target = streams[1 + k];
+        IsolatedRun how = a.isolated_run(node, k, has_float, kept);
+        if (how == IsolatedRun::Run && a.reads_as_isolated(i, k, target)) how = IsolatedRun::Propagated;
+        if (how == IsolatedRun::Run && a.options.isolated != IsolatedPass::All) how = IsolatedRun::Deferred;
+        std::vector<Tensor> iso_out =
+            how == IsolatedRun::Run ? a.run_isolated(a.session, i, k, *target.reference_as_read, absmax)
                                     : std::vector<Tensor>{};
-        a.measure_target_runs(stats, k, how, ref_view, absmax, iso_out, streams[1 + k].outputs, sample_, keep, reused,
-                              &cues);
+        if (how == IsolatedRun::Propagated)
+          for (const Tensor* out : target.outputs) iso_out.push_back(out ? *out : Tensor());
+        a.measure_target_runs(stats, k, how, ref_view, absmax, iso_out, target.outputs, sample_, keep, reused, &cues);
+        if (how == IsolatedRun::Deferred) {
+          if (a.options.isolated == IsolatedPass::Suspects && a.suspect(node, stats, k, cues)) {
+            iso_out = a.run_isolated(a.session, i, k, *target.reference_as_read, absmax);
+            a.measure_isolated(stats, k, ref_view, absmax, iso_out, sample_, cues);
+            how = IsolatedRun::Run;
+          } else {
+            ++stats.targets[a.target_name(k)].isolated_skipped;
+          }
+        }
         a.trace_outputs(i, k, how, ref_view, iso_out, cues);
       }
+      a.note_sample_sqnr(node.outputs, cues);
       a.tracer->release(a.session.release_after(i));
-      for (const auto& name : a.session.release_after(i)) figures_.erase(name);
+      for (const auto& name : a.session.release_after(i)) {
+        figures_.erase(name);
+        for (auto& values : a.sample_sqnr) values.erase(name);
+      }
       reference_watch_.reset();
       target_watch_.reset();
       if (on_node_) on_node_(i);
@@ -766,6 +900,7 @@ struct Auditor::Impl {
   void run_sample(const TensorMap& feeds, int64_t sample, const std::function<void(size_t)>& on_node) {
     session.check_feeds(feeds);
     tracer->begin_sample();
+    sample_sqnr.assign(options.targets.size(), {});
     measure_graph_inputs(feeds, sample);
     SampleRun run(*this, sample, on_node);
     session.run_streams(feeds, plans, &run);
@@ -791,6 +926,7 @@ void Auditor::fill(report::Report& report) const {
   report.config.keep_fp32.erase(std::unique(report.config.keep_fp32.begin(), report.config.keep_fp32.end()),
                                 report.config.keep_fp32.end());
   report.config.backend = impl_->options.device;
+  report.config.isolated = isolated_pass_name(impl_->options.isolated);
   const Transfers moved = impl_->session.transfers();
   report.transfers = {moved.uploads, moved.downloads, moved.bytes_uploaded, moved.bytes_downloaded};
   report.nodes = impl_->nodes;

@@ -20,6 +20,16 @@
 
 namespace mpa {
 
+// Which nodes the audit also runs alone in the target format (the isolated pass, a third computation of
+// every node): all of them; only suspects, whose isolated error can change a verdict — the node's
+// propagated error falls near or below the format's warn limit, a value it reads or writes leaves the
+// format's window (overflow, significant flush, non-finite); or none. In every mode a node whose
+// propagated inputs equal its reference inputs as stored in the format is not run again: its propagated
+// run is its isolated run. Nodes inside If/Loop/Scan subgraphs always get their isolated run.
+enum class IsolatedPass { All, Suspects, Off };
+const char* isolated_pass_name(IsolatedPass pass);
+IsolatedPass parse_isolated_pass(const std::string& name);
+
 struct AuditOptions {
   Format reference = Format::FP32;  // FP32 or FP64
   std::vector<Format> targets = {Format::FP16};
@@ -35,6 +45,11 @@ struct AuditOptions {
   // Top-level nodes computed in fp32 in the target runs (with their subgraphs), as a mixed-precision
   // deployment keeps them: their consumers in the target format read their outputs converted.
   std::vector<std::string> keep_fp32;
+  IsolatedPass isolated = IsolatedPass::All;
+  // Under IsolatedPass::Suspects, a node whose propagated SQNR in a sample stays this far above the
+  // format's warn limit (and whose values stay within the format) is not run alone in that sample: its
+  // isolated error, at most of the order of its propagated one, cannot reach the limit.
+  double suspect_margin_db = 10;
 };
 
 std::string accumulation_name(Accumulation a);
@@ -54,8 +69,9 @@ class Auditor {
   // Where the audit's time went (wall seconds, all samples so far): running kernels in all streams (of
   // which the reference stream), converting values between formats, the probes, and tracing the
   // consequences of values that saturate, flush or turn non-finite (audit/consequence.h). For bench/.
+  // `isolated` is the part of `execute` spent running nodes alone in the target formats.
   struct TimeSplit {
-    double execute = 0, reference = 0, convert = 0, probes = 0, consequences = 0;
+    double execute = 0, reference = 0, isolated = 0, convert = 0, probes = 0, consequences = 0;
   };
   TimeSplit time_split() const;
 

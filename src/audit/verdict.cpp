@@ -216,6 +216,7 @@ class TargetEvaluation {
     // the format on the way to a consumer that computes in it.
     e.kept = node.targets[fmt_].kept_fp32;
     e.target.kept_fp32 = e.kept;
+    e.target.isolated_skipped = node.targets[fmt_].isolated_skipped;
     const std::string reader = first_reader_in_format(node);
     e.boundary = reader.empty() ? "" : " where '" + reader + "' reads it in " + fmt_;
     e.own = judge(f.consequence, warn_db_, unsafe_db_, links_.output_is_float, node.name);

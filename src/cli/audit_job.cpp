@@ -119,6 +119,7 @@ AuditOptions audit_options(const AuditJobArgs& args) {
   options.fp8_absmax_scaling = args.fp8_scaling == "absmax";
   for (const auto& spec : args.thresholds) apply_threshold(options.thresholds, spec);
   options.timing = args.timing;
+  options.isolated = parse_isolated_pass(args.isolated);
   options.threads = resolve_threads(args.threads);
   backend_named(args.device);  // an unknown or unavailable device fails before the model is read
   options.device = args.device;
@@ -145,6 +146,9 @@ void add_audit_job_options(CLI::App& app, AuditJobArgs& a) {
                  "top-level node computed in FP32 in the target runs, as a mixed-precision "
                  "deployment would (repeatable; a comma-separated list works too)")
       ->delimiter(',');
+  app.add_option("--isolated", a.isolated,
+                 "which nodes also run alone in the target format: all (default: isolated figures for every "
+                 "node), suspects (only where they can change a verdict; faster), off");
   add_input_options(app, a.inputs, true);
   app.add_option("--shard", a.shard, "K/N: audit only the K-th of N slices of the samples (join with `mpaudit merge`)");
   app.add_option("--threshold", a.thresholds, "KEY=VALUE verdict threshold, e.g. sqnr_warn_db.fp16=35 (repeatable)");

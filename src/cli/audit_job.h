@@ -27,6 +27,7 @@ struct AuditJobArgs {
   bool timing = false;
   int threads = 0;
   std::string device = "cpu";
+  std::string isolated = "all";  // audit/auditor.h IsolatedPass
 };
 
 // Every option of AuditJobArgs but the model, which each command names itself.

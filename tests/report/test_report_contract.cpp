@@ -1,4 +1,4 @@
-// The JSON report as a contract (reports/schema/mpaudit.report.3.json): every report the real CLI writes
+// The JSON report as a contract (reports/schema/mpaudit.report.4.json): every report the real CLI writes
 // validates against the schema; the same model, inputs and seed give the same bytes whatever the thread
 // count; shards merged with `mpaudit merge` give the bytes of an audit of the whole set; read_report and
 // write_report round-trip byte for byte; reports are written atomically; --fail-on keeps its exit codes.
@@ -274,7 +274,44 @@ TEST_F(ReportContract, SchemaTwoReportsAreReadAsRunOnTheCpu) {
   for (const auto& node : read.nodes) EXPECT_TRUE(node.fallbacks.empty()) << node.name;
   audit(mlp, "part2.json", "--samples 2 --shard 2/2");
   ASSERT_EQ(merge({"v2.json", "part2.json"}, "whole.json").exit_code, 0);
-  expect_valid(read_whole_file(path("whole.json")), "merge of a schema-2 shard with a schema-3 one");
+  expect_valid(read_whole_file(path("whole.json")), "merge of a schema-2 shard with a schema-4 one");
+}
+
+// Reports of schema 3 (before --isolated) are read as audits that ran every node alone, and merge with
+// today's; reports of different --isolated settings do not merge (their isolated figures differ).
+TEST_F(ReportContract, SchemaThreeReportsAreReadAsIsolatedAll) {
+  const fs::path mlp = save(mlp_model(), "mlp.onnx");
+  nlohmann::json old = nlohmann::json::parse(audit(mlp, "part1.json", "--samples 2 --shard 1/2"));
+  mpa::test::as_schema_three(old);
+  std::ofstream(path("v3.json")) << old.dump();
+  EXPECT_EQ(mpa::report::read_report(path("v3.json").string()).config.isolated, "all");
+  audit(mlp, "part2.json", "--samples 2 --shard 2/2");
+  ASSERT_EQ(merge({"v3.json", "part2.json"}, "whole.json").exit_code, 0);
+  expect_valid(read_whole_file(path("whole.json")), "merge of a schema-3 shard with a schema-4 one");
+  audit(mlp, "suspects.json", "--samples 2 --shard 2/2 --isolated suspects");
+  const auto refused = merge({"part1.json", "suspects.json"}, "mixed.json");
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_NE(refused.err.find("config.isolated"), std::string::npos) << refused.err;
+}
+
+// Under --isolated off no node runs alone: every node target that reads floats says how many executions
+// skipped it, the report validates, and a merge of shards sums the counts.
+TEST_F(ReportContract, SkippedIsolatedRunsAreCountedPerNode) {
+  const fs::path mlp = save(mlp_model(), "mlp.onnx");
+  for (const char* shard : {"1/2", "2/2"})
+    audit(mlp, std::string("off") + shard[0] + ".json", std::string("--samples 4 --isolated off --shard ") + shard);
+  ASSERT_EQ(merge({"off1.json", "off2.json"}, "off.json").exit_code, 0);
+  const std::string whole = read_whole_file(path("off.json"));
+  expect_valid(whole, "a report of --isolated off");
+  const nlohmann::json report = nlohmann::json::parse(whole);
+  EXPECT_EQ(report["config"]["isolated"], "off");
+  int64_t counted = 0;
+  for (const auto& node : report["nodes"])
+    if (node["targets"]["fp16"].contains("isolated_skipped")) {
+      EXPECT_EQ(node["targets"]["fp16"]["isolated_skipped"], node["executions"]) << node["name"];
+      ++counted;
+    }
+  EXPECT_GT(counted, 0);
 }
 
 TEST_F(ReportContract, MergedReportsValidate) {
@@ -310,7 +347,7 @@ TEST_F(ReportContract, BrokenReportsFailValidation) {
   expect_invalid("an 85-bin histogram", [&](nlohmann::json& r) { first_tensor(r)["reference"]["exp_hist"].erase(0); });
   expect_invalid("a negative histogram count",
                  [&](nlohmann::json& r) { first_tensor(r)["reference"]["exp_hist"][3] = -1; });
-  expect_invalid("another schema version", [](nlohmann::json& r) { r["schema"] = "mpaudit.report/4"; });
+  expect_invalid("another schema version", [](nlohmann::json& r) { r["schema"] = "mpaudit.report/5"; });
   expect_invalid("a node verdict without its consequence field",
                  [](nlohmann::json& r) { r["nodes"][0]["targets"]["fp16"].erase("consequence"); });
   expect_invalid("a summary without its advice", [](nlohmann::json& r) { r["summary"]["targets"]["fp16"].erase("advice"); });

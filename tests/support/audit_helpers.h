@@ -33,15 +33,50 @@ struct Audited {
   const report::TargetSummary& fp16() const { return report.summary.at("fp16"); }
 };
 
-inline Audited audit(const ModelBuilder& b, const std::vector<TensorMap>& samples, AuditOptions options = {}) {
-  const Model model = load_model_from_bytes(b.bytes(), ".", "golden.onnx");
+inline report::Report audit_report(const Model& model, const std::vector<TensorMap>& samples,
+                                   const AuditOptions& options) {
   Auditor auditor(model.graph, options);
   for (size_t i = 0; i < samples.size(); ++i) auditor.observe(samples[i], static_cast<int64_t>(i));
-  Audited a;
-  for (Format f : options.targets) a.report.config.targets.emplace_back(format_name(f));
-  a.report.config.samples = static_cast<int64_t>(samples.size());
-  a.report.config.thresholds = options.thresholds;
-  auditor.fill(a.report);
+  report::Report r;
+  for (Format f : options.targets) r.config.targets.emplace_back(format_name(f));
+  r.config.samples = static_cast<int64_t>(samples.size());
+  r.config.thresholds = options.thresholds;
+  auditor.fill(r);
+  return r;
+}
+
+// What an audit concludes: each target's summary and every node's verdicts and reasons.
+inline void expect_same_conclusions(const report::Report& a, const report::Report& b, const std::string& what) {
+  for (const auto& [fmt, s] : a.summary) {
+    const report::TargetSummary& t = b.summary.at(fmt);
+    EXPECT_EQ(s.pass, t.pass) << what << " " << fmt;
+    EXPECT_EQ(s.unsafe_nodes, t.unsafe_nodes) << what << " " << fmt;
+    EXPECT_EQ(s.warn_nodes, t.warn_nodes) << what << " " << fmt;
+    EXPECT_EQ(s.culprits, t.culprits) << what << " " << fmt;
+    EXPECT_EQ(s.keep_fp32, t.keep_fp32) << what << " " << fmt;
+    EXPECT_EQ(s.first_error_jump, t.first_error_jump) << what << " " << fmt;
+  }
+  ASSERT_EQ(a.nodes.size(), b.nodes.size()) << what;
+  for (size_t i = 0; i < a.nodes.size(); ++i)
+    for (const auto& [fmt, t] : a.nodes[i].targets) {
+      const report::NodeTarget& u = b.nodes[i].targets.at(fmt);
+      EXPECT_EQ(t.verdict, u.verdict) << what << " " << a.nodes[i].name << " " << fmt;
+      ASSERT_EQ(t.reasons.size(), u.reasons.size()) << what << " " << a.nodes[i].name << " " << fmt;
+      for (size_t r = 0; r < t.reasons.size(); ++r) EXPECT_EQ(t.reasons[r].message, u.reasons[r].message) << what;
+      EXPECT_EQ(t.consequence, u.consequence) << what << " " << a.nodes[i].name << " " << fmt;
+    }
+}
+
+// Every fixture audited with the isolated pass on all nodes is audited again with `--isolated suspects`,
+// which must conclude the same (audit/auditor.h IsolatedPass).
+inline Audited audit(const ModelBuilder& b, const std::vector<TensorMap>& samples, AuditOptions options = {}) {
+  const Model model = load_model_from_bytes(b.bytes(), ".", "golden.onnx");
+  Audited a{audit_report(model, samples, options)};
+  if (options.isolated == IsolatedPass::All) {
+    AuditOptions suspects = options;
+    suspects.isolated = IsolatedPass::Suspects;
+    expect_same_conclusions(a.report, audit_report(model, samples, suspects), "--isolated suspects vs all:");
+  }
   return a;
 }
 

@@ -5,8 +5,17 @@
 
 namespace mpa::test {
 
+// Schema 3: before the isolated pass could be narrowed (config.isolated, node targets' isolated_skipped).
+inline void as_schema_three(nlohmann::json& report) {
+  report["schema"] = "mpaudit.report/3";
+  report["config"].erase("isolated");
+  for (auto& node : report["nodes"])
+    for (auto& [fmt, target] : node["targets"].items()) target.erase("isolated_skipped");
+}
+
 // Schema 2: before placement (config.backend, the placement summary, node fallbacks).
 inline void as_schema_two(nlohmann::json& report) {
+  as_schema_three(report);
   report["schema"] = "mpaudit.report/2";
   report["config"].erase("backend");
   report.erase("placement");
