@@ -15,6 +15,7 @@ Action add_diff(CLI::App& app);
 Action add_html(CLI::App& app);
 Action add_devices(CLI::App& app);
 Action add_tensors(CLI::App& app);
+Action add_selftest(CLI::App& app);
 #ifdef MPA_HAVE_UI
 Action add_view(CLI::App& app);
 #endif

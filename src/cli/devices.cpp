@@ -2,15 +2,17 @@
 #include <cstdio>
 
 #include "backends/backend.h"
+#include "backends/modules.h"
 #include "cli/commands.h"
 
 namespace mpa::cli {
 
 Action add_devices(CLI::App&) {
   return [] {
+    for (const std::string& family : module_families()) load_backend_module(family);
     for (const Backend* b : backends()) {
       const Support here = b->available();
-      std::printf("%-6s %s: %s\n", std::string(b->name()).c_str(), here.ok ? "available" : "unavailable",
+      std::printf("%-7s %s: %s\n", std::string(b->name()).c_str(), here.ok ? "available" : "unavailable",
                   here.ok ? b->describe().c_str() : here.reason.c_str());
     }
     return 0;

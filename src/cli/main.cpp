@@ -69,6 +69,8 @@ int main(int argc, char** argv) {
   add("diff", "Say what changed between two audit reports (e.g. main's and a pull request's)", mpa::cli::add_diff);
   add("html", "Write a report as one self-contained HTML page that opens offline", mpa::cli::add_html);
   add("devices", "List the backends that can run a model (--device) and their state", mpa::cli::add_devices);
+  add("selftest", "Check every kernel of a device (--device cuda) against the CPU, op by op and format by format",
+      mpa::cli::add_selftest);
   add("tensors", "Audit dumped tensors and gradients against fp16/bf16/fp8, find the safe loss scale",
       mpa::cli::add_tensors);
 #ifdef MPA_HAVE_UI

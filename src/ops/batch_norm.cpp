@@ -91,7 +91,7 @@ class BatchNormalizationOp : public OpKernel {
 
 }  // namespace
 
-MPA_OP_TRAITS("", "BatchNormalization", {.precision = PrecisionClass::Elementwise});
+MPA_OP_TRAITS("", "BatchNormalization", {.precision = PrecisionClass::Elementwise, .host_inputs = {1, 2, 3, 4}});
 MPA_REGISTER_OP("", "BatchNormalization", BatchNormalizationOp, 1, 6, 7, 9, 14, 15);
 
 }  // namespace mpa

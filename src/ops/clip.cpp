@@ -62,7 +62,7 @@ class ClipOp : public OpKernel {
   float min_attr_ = 0, max_attr_ = 0;
 };
 
-MPA_OP_TRAITS("", "Clip", {.precision = PrecisionClass::Exact});
+MPA_OP_TRAITS("", "Clip", {.precision = PrecisionClass::Exact, .host_inputs = {1, 2}});
 MPA_REGISTER_OP("", "Clip", ClipOp, 1, 6, 11, 12, 13);
 
 }  // namespace mpa

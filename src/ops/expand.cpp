@@ -30,7 +30,7 @@ class ExpandOp : public OpKernel {
     copy_strided(out.raw(), contiguous_strides(out_shape), in.raw(), src_strides, out_shape, dtype_size(in.dtype()));
   }
 };
-MPA_OP_TRAITS("", "Expand", {.rounding_commutes = true, .precision = PrecisionClass::Exact});
+MPA_OP_TRAITS("", "Expand", {.rounding_commutes = true, .precision = PrecisionClass::Exact, .host_inputs = {1}});
 MPA_REGISTER_OP("", "Expand", ExpandOp, 8, 13);
 
 // Opset 1 takes (input, tiles, axis) scalars; since 6 a `repeats` vector with one entry per dim.
@@ -79,7 +79,7 @@ class TileOp : public OpKernel {
  private:
   int64_t opset_;
 };
-MPA_OP_TRAITS("", "Tile", {.rounding_commutes = true, .precision = PrecisionClass::Exact});
+MPA_OP_TRAITS("", "Tile", {.rounding_commutes = true, .precision = PrecisionClass::Exact, .host_inputs = {1}});
 MPA_REGISTER_OP("", "Tile", TileOp, 1, 6, 13);
 
 }  // namespace mpa

@@ -34,7 +34,7 @@ class GatherOp : public OpKernel {
  private:
   int64_t axis_;
 };
-MPA_OP_TRAITS("", "Gather", {.rounding_commutes = true, .precision = PrecisionClass::Exact});
+MPA_OP_TRAITS("", "Gather", {.rounding_commutes = true, .precision = PrecisionClass::Exact, .host_inputs = {1}});
 MPA_REGISTER_OP("", "Gather", GatherOp, 1, 11, 13);
 
 class GatherElementsOp : public OpKernel {

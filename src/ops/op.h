@@ -197,6 +197,13 @@ struct OpTraits {
   bool moves_values_only = false;
   PrecisionClass precision = PrecisionClass::Elementwise;
   SumsIn sums_in = SumsIn::None;  // for accumulating ops
+  // Its kernel reads only input 0's shape (and its host inputs) and outputs a view of input 0 (Reshape,
+  // Squeeze, Identity): the one kernel runs on every device, touching no element.
+  bool shape_only = false;
+  // Inputs read as values by the kernel itself (shapes, axes, bounds): the executor gives them to the
+  // kernel on the host whatever device runs the node, as ONNX Runtime's CUDA kernels take them
+  // (OrtMemTypeCPUInput), so no device kernel copies a value back on its own.
+  std::vector<int> host_inputs = {};
 };
 
 class OpRegistry {

@@ -198,9 +198,16 @@ const std::map<std::string, Tensor>& Session::initializers_in(Format storage, bo
 
 const Backend& Session::backend_for(size_t index, const ExecConfig& config) const {
   if (requested_ == host_) return *host_;
-  if (own_kernels_ && !device_kernels_[index]) return *host_;
   const Node& node = graph_->nodes[index];
+  if (own_kernels_ && !device_kernels_[index] && !traits_of(node).shape_only) return *host_;
   return requested_->supports(node, graph_->opset(node.domain), config).ok ? *requested_ : *host_;
+}
+
+const Backend& Session::reader_of(size_t index, size_t input, const Backend& runs_on) const {
+  if (&runs_on == host_) return runs_on;
+  const std::vector<int>& host_inputs = traits_of(graph_->nodes[index]).host_inputs;
+  const bool on_host = std::find(host_inputs.begin(), host_inputs.end(), static_cast<int>(input)) != host_inputs.end();
+  return on_host ? *host_ : runs_on;
 }
 
 Placement Session::placement(size_t index, const ExecConfig& config) const {
@@ -208,7 +215,7 @@ Placement Session::placement(size_t index, const ExecConfig& config) const {
   if (&backend == requested_) return {&backend, {}};
   const Node& node = graph_->nodes[index];
   const int64_t opset = graph_->opset(node.domain);
-  if (own_kernels_ && !device_kernels_[index])
+  if (own_kernels_ && !device_kernels_[index] && !traits_of(node).shape_only)
     return {&backend, OpRegistry::instance().why_unsupported(requested_->kernel_table(), node.domain, node.op_type, opset)};
   return {&backend, requested_->supports(node, opset, config).reason};
 }
@@ -270,8 +277,8 @@ std::vector<Tensor> Session::rerun(size_t index, const std::vector<const Tensor*
   std::vector<Tensor> moved(inputs.size());
   std::vector<const Tensor*> on_backend(inputs);
   for (size_t k = 0; k < inputs.size(); ++k)
-    if (inputs[k] && inputs[k]->device() != backend.device()) {
-      moved[k] = move_to(*inputs[k], backend);
+    if (const Backend& reader = reader_of(index, k, backend); inputs[k] && inputs[k]->device() != reader.device()) {
+      moved[k] = move_to(*inputs[k], reader);
       on_backend[k] = &moved[k];
     }
   std::vector<Tensor> outputs;
@@ -386,8 +393,8 @@ std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::v
   std::vector<StreamStep> steps(streams.size());
   std::vector<Tensor> results;  // a node's outputs, reused node after node
   // Host copies of what a node on a device read and wrote, for the observer, which reads only host tensors.
-  std::vector<std::vector<Tensor>> host_inputs(placed.empty() || !observer ? 0 : streams.size());
-  std::vector<std::vector<Tensor>> host_outputs(host_inputs.size());
+  std::vector<std::vector<Tensor>> host_copies_in(placed.empty() || !observer ? 0 : streams.size());
+  std::vector<std::vector<Tensor>> host_copies_out(host_copies_in.size());
   // What each stream's scope reads with at the running node; the lookups capture a pointer to it, small
   // enough for std::function to hold without allocating, and are made once per run, not per node. Scopes
   // resolve to host tensors: the observer reads them, and subgraph runs move what their nodes read.
@@ -429,7 +436,7 @@ std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::v
     const NvtxRange node_range(node.name.c_str());
     for (size_t s = 0; s < streams.size(); ++s) {
       const ExecConfig& config = config_of(s, i);
-      const Backend& at = backend_at(s, i);
+      const Backend& runs_on = backend_at(s, i);
       const NvtxRange stream_range(format_name(format_of(config)).data());
       const bool narrow = in_format(s, i);
       StreamStep& step = steps[s];
@@ -438,6 +445,7 @@ std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::v
       for (size_t k = 0; k < node.inputs.size(); ++k) {
         const std::string& name = node.inputs[k];
         const int slot = slots.inputs[k];
+        const Backend& at = reader_of(i, k, runs_on);
         const Tensor* t = name.empty() ? nullptr
                           : slot >= 0 && tables[s].values[size_t(slot)].defined()
                               ? read_slot(s, slot, config.storage, narrow, at, streams[s].fp8_absmax_scaling)
@@ -450,15 +458,15 @@ std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::v
       step.convert_seconds = since(reading);
       scope_at[s] = {s, config.storage, narrow};
       const auto running = now();
-      run_on(at, i, step.inputs, results, config, node.implicit_inputs.empty() ? nullptr : &scopes[s],
+      run_on(runs_on, i, step.inputs, results, config, node.implicit_inputs.empty() ? nullptr : &scopes[s],
              observer ? observer->subgraphs(i, s) : nullptr);
       step.run_seconds = since(running);
-      step.device_seconds = observer ? at.last_run_device_seconds() : std::nullopt;
+      step.device_seconds = observer ? runs_on.last_run_device_seconds() : std::nullopt;
       const auto storing = now();
       if (config.storage != Format::FP32 || narrow)
         for (size_t o = 0; o < results.size(); ++o)
           if (results[o].defined())
-            at.store_in_format(results[o], config.storage, streams[s].output_scale ? streams[s].output_scale(i, o) : 1);
+            runs_on.store_in_format(results[o], config.storage, streams[s].output_scale ? streams[s].output_scale(i, o) : 1);
       step.convert_seconds += since(storing);
       step.outputs.assign(node.outputs.size(), nullptr);
       for (size_t k = 0; k < node.outputs.size(); ++k)
@@ -468,17 +476,17 @@ std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::v
           tables[s].format[size_t(slot)] = config.storage;
           step.outputs[k] = &tables[s].values[size_t(slot)];
         }
-      if (!host_inputs.empty() && !at.device().is_host()) {
+      if (!host_copies_in.empty() && !runs_on.device().is_host()) {
         const auto on_host = [&](std::vector<const Tensor*>& views, std::vector<Tensor>& copies) {
           copies.resize(views.size());
           for (size_t k = 0; k < views.size(); ++k)
             if (views[k]) views[k] = &(copies[k] = move_to(*views[k], *host_));
         };
-        on_host(step.inputs, host_inputs[s]);
-        on_host(step.outputs, host_outputs[s]);
+        on_host(step.inputs, host_copies_in[s]);
+        on_host(step.outputs, host_copies_out[s]);
       }
       step.config = &config;
-      step.backend = &at;
+      step.backend = &runs_on;
       step.scope = observer ? &scopes[s] : nullptr;
       step.reference_as_read = observer && s > 0 ? &references_as_read[s] : nullptr;
       if (s == 0 && observer) observer->after_first(i, step);

@@ -161,6 +161,9 @@ class Session : public SubgraphExecutor {
 
  private:
   const Backend& backend_for(size_t index, const ExecConfig& config) const;
+  // Where node `index` reads input `input` when it runs on `runs_on`: there, or on the host for the inputs
+  // its kernel reads as values itself (OpTraits::host_inputs).
+  const Backend& reader_of(size_t index, size_t input, const Backend& runs_on) const;
   // `tensor` on `to`'s device: itself, or a copy through the host, counted.
   Tensor move_to(const Tensor& tensor, const Backend& to) const;
   void run_on(const Backend& backend, size_t index, const std::vector<const Tensor*>& inputs,

@@ -7,10 +7,12 @@
 
 #include <cstring>
 #include <set>
+#include <sstream>
 
 #include "audit/auditor.h"
 #include "model/loader.h"
 #include "runtime/session.h"
+#include "selftest/selftest.h"
 #include "support/control_flow_models.h"
 #include "support/fake_backend.h"
 #include "support/model_builder.h"
@@ -247,4 +249,20 @@ TEST_F(Fake, TheAuditReportNamesEachFallbackWithItsReason) {
                                    {"fp16", "fake: Softmax not in allow-list"},
                                    {"bf16", "fake: Softmax not in allow-list"}};
   EXPECT_EQ(placement["fallbacks"]["softmax"], expected);
+}
+
+// `mpaudit selftest` against the fake device, whose kernels are the CPU's behind transfers: every case runs
+// through the real executor on both sides (host inputs, shape-only ops, format storage) and must agree
+// bit for bit or within its tolerance; ops the fake does not run are "not supported", never failures.
+TEST(FakeSelftest, HarnessPassesWhereTheDeviceIsTheCpu) {
+  const FakeOps ops({"Exp", "Relu", "Add", "Div", "Pow", "MatMul", "Gemm", "Conv", "MaxPool", "AveragePool",
+                     "BatchNormalization", "LayerNormalization", "Softmax", "ReduceMean", "Transpose", "Slice",
+                     "Concat", "Gather", "Where", "Clip", "Expand", "Reshape", "Unsqueeze"});
+  std::ostringstream out;
+  const selftest::Summary summary = selftest::run(FakeBackend::instance(), "", out);
+  EXPECT_EQ(summary.failed, 0) << out.str();
+  EXPECT_GT(summary.passed, 150) << out.str();
+  EXPECT_GT(summary.not_supported, 0) << out.str();  // Sin, Tanh, ...: not in the allow-list
+  EXPECT_NE(out.str().find("Sin"), std::string::npos);
+  EXPECT_EQ(FakeBackend::instance().counts().overruns, 0);
 }

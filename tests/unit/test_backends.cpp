@@ -36,9 +36,26 @@ TEST(Backends, TheCpuSupportsWhatHasAKernelAndSaysWhyNot) {
 
 TEST(Backends, AnUnknownDeviceFailsNamingTheBackendsThereAre) {
   try {
-    backend_named("cuda");
+    backend_named("tpu");
     FAIL() << "no error";
   } catch (const Error& e) {
-    EXPECT_STREQ(e.what(), "--device cuda: no such backend in this build (it has: cpu)");
+    EXPECT_EQ(std::string(e.what()).rfind("--device tpu: no such backend in this build (it has: cpu", 0), 0u) << e.what();
   }
+}
+
+// The CUDA backend is a module: where it is not found (this test binary's folder has none), `--device cuda`
+// fails in one line saying so and where it looked, and `cuda` is listed as unavailable with that reason.
+TEST(Backends, AMissingModuleIsNamedWithWhereItWasLookedFor) {
+  try {
+    backend_named("cuda:0");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.rfind("--device cuda:0: not available on this machine: module libmpaudit_backend_cuda.so not found (looked for ", 0), 0u) << what;
+    EXPECT_NE(what.find("/libmpaudit_backend_cuda.so"), std::string::npos) << what;
+  }
+  bool listed = false;
+  for (const Backend* b : backends())
+    if (b->name() == "cuda") listed = !b->available().ok && b->available().reason.find("not found") != std::string::npos;
+  EXPECT_TRUE(listed);
 }

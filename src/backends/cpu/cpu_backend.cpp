@@ -7,6 +7,7 @@
 #include "backends/backend.h"
 #include "backends/cpu/allocator.h"
 #include "backends/cpu/format_rounding.h"
+#include "backends/modules.h"
 #include "common/parallel.h"
 
 namespace mpa {
@@ -73,15 +74,20 @@ const Backend& backend_of(const Device& device) {
 }
 
 const Backend& backend_named(const std::string& name) {
+  // A module's backends are loaded when first named: "cuda" and "cuda:1" both load the CUDA module.
+  const std::string family = name.substr(0, name.find(':'));
+  for (const std::string& module : module_families())
+    if (module == family) load_backend_module(module);
   std::string known;
-  for (const Backend* b : backends()) {
-    if (b->name() == name) {
+  for (const std::string& wanted : {name, name + ":0"}) {  // a family's name alone is its first device
+    for (const Backend* b : backends()) {
+      if (b->name() != wanted) continue;
       const Support here = b->available();
       if (!here.ok) fail("--device " + name + ": not available on this machine: " + here.reason);
       return *b;
     }
-    known += (known.empty() ? "" : ", ") + std::string(b->name());
   }
+  for (const Backend* b : backends()) known += (known.empty() ? "" : ", ") + std::string(b->name());
   fail("--device " + name + ": no such backend in this build (it has: " + known + ")");
 }
 

@@ -1,0 +1,195 @@
+// Conv on cuDNN. The geometry (attributes, auto_pad, output sizes, checks) is the CPU's
+// (ops/conv_geometry.h); the data reach cuDNN in the format the node computes in, with the accumulation and
+// math mode of backends/cuda/math_modes.h. The algorithm is cuDNN's heuristic choice (never timed, so the
+// same shapes give the same algorithm on every run), restricted to deterministic algorithms of the
+// requested math mode; the bias is written into Y first and the convolution blends onto it (beta = 1), so
+// conv + bias is rounded once, as on the CPU.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <vector>
+
+#include "backends/cuda/launch.cuh"
+#include "backends/cuda/math_modes.h"
+#include "ops/conv_geometry.h"
+
+namespace mpa::cuda {
+
+namespace {
+
+template <class Handle, class Destroy> struct Descriptor {
+  Handle handle = nullptr;
+  Destroy destroy;
+  ~Descriptor() {
+    if (handle) destroy(handle);
+  }
+};
+
+// A float32 device array in cuDNN's data type (a scratch copy for 16-bit data: exact, the values are on
+// the format's grid), or float32/float64 as they are.
+std::shared_ptr<std::byte[]> narrowed(const float* in, int64_t n, cudnnDataType_t type) {
+  std::shared_ptr<std::byte[]> scratch = running().allocate(static_cast<size_t>(n) * 2);
+  if (type == CUDNN_DATA_HALF) {
+    __half* out = reinterpret_cast<__half*>(scratch.get());
+    for_each_index(n, [=] __device__(int64_t i) { out[i] = __float2half_rn(in[i]); });
+  } else {
+    __nv_bfloat16* out = reinterpret_cast<__nv_bfloat16*>(scratch.get());
+    for_each_index(n, [=] __device__(int64_t i) { out[i] = __float2bfloat16_rn(in[i]); });
+  }
+  return scratch;
+}
+
+void widen(const std::byte* in, float* out, int64_t n, cudnnDataType_t type) {
+  if (type == CUDNN_DATA_HALF) {
+    const __half* h = reinterpret_cast<const __half*>(in);
+    for_each_index(n, [=] __device__(int64_t i) { out[i] = __half2float(h[i]); });
+  } else {
+    const __nv_bfloat16* h = reinterpret_cast<const __nv_bfloat16*>(in);
+    for_each_index(n, [=] __device__(int64_t i) { out[i] = __bfloat162float(h[i]); });
+  }
+}
+
+// y[n, m, s] = bias[m], for every image n and position s.
+template <class T> void fill_bias(const T* bias, T* y, int64_t channels, int64_t spatial, int64_t n) {
+  for_each_index(n, [=] __device__(int64_t i) { y[i] = bias[(i / spatial) % channels]; });
+}
+void fill_bias_half(const float* bias, std::byte* y, int64_t channels, int64_t spatial, int64_t n, cudnnDataType_t type) {
+  if (type == CUDNN_DATA_HALF) {
+    __half* h = reinterpret_cast<__half*>(y);
+    for_each_index(n, [=] __device__(int64_t i) { h[i] = __float2half_rn(bias[(i / spatial) % channels]); });
+  } else {
+    __nv_bfloat16* h = reinterpret_cast<__nv_bfloat16*>(y);
+    for_each_index(n, [=] __device__(int64_t i) { h[i] = __float2bfloat16_rn(bias[(i / spatial) % channels]); });
+  }
+}
+
+std::vector<int> packed_strides(const std::vector<int>& dims) {
+  std::vector<int> strides(dims.size());
+  int s = 1;
+  for (size_t d = dims.size(); d-- > 0;) strides[d] = s, s *= dims[d];
+  return strides;
+}
+
+std::vector<int> as_ints(const std::vector<int64_t>& v) { return std::vector<int>(v.begin(), v.end()); }
+
+class ConvOp : public OpKernel {
+ public:
+  explicit ConvOp(const OpInit& init) : attrs_(WindowAttrs::read(init)), group_(init.get_int("group", 1)) {}
+
+  void compute(KernelContext& ctx) const override {
+    const std::string label = ctx.node().label();
+    const Tensor& x = ctx.input(0);
+    const Tensor& w = ctx.input(1);
+    const Tensor* b = ctx.optional_input(2);
+    if (!(x.rank() >= 3 && w.rank() == x.rank()))
+      fail(label + ": X " + shape_str(x.shape()) + " and W " + shape_str(w.shape()) + " do not fit a convolution");
+    if (x.dtype() != DType::Float32 && x.dtype() != DType::Float64)
+      fail(label + ": Conv on " + dtype_name(x.dtype()) + " has no CUDA kernel (float32 and float64 only); run it with --device cpu");
+    const int64_t N = x.dim(0), C = x.dim(1), M = w.dim(0);
+    if (!(group_ >= 1 && C % group_ == 0 && M % group_ == 0 && w.dim(1) == C / group_))
+      fail(label + ": W " + shape_str(w.shape()) + " does not fit X " + shape_str(x.shape()) + " in " +
+           std::to_string(group_) + " group(s)");
+    const Shape x_spatial(x.shape().begin() + 2, x.shape().end()), w_spatial(w.shape().begin() + 2, w.shape().end());
+    WindowGeometry g = window_geometry(label, attrs_, x_spatial, w_spatial);
+    if (g.pad_begin != g.pad_end) fail(label + ": asymmetric padding has no cuDNN convolution; run it with --device cpu");
+    if (b && b->numel() != M) fail(label + ": B has " + std::to_string(b->numel()) + " elements, W has " + std::to_string(M) + " output channels");
+    Shape y_shape = {N, M};
+    y_shape.insert(y_shape.end(), g.out.begin(), g.out.end());
+    Tensor y = running().empty(x.dtype(), y_shape);
+    if (y.numel() == 0) return ctx.set_output(0, std::move(y));
+    if (g.rank() == 1) g = g.as_2d();  // cuDNN convolves 2-D and up
+
+    const CudaBackend& backend = running();
+    const ConvMath math = conv_math(ctx.config(), x.dtype());
+    const bool sixteen = math.data == CUDNN_DATA_HALF || math.data == CUDNN_DATA_BFLOAT16;
+    std::vector<int> x_dims = {int(N), int(C)}, w_dims = {int(M), int(C / group_)}, y_dims = {int(N), int(M)};
+    for (size_t d = 0; d < g.rank(); ++d) {
+      x_dims.push_back(int(g.in[d]));
+      w_dims.push_back(int(g.kernel[d]));
+      y_dims.push_back(int(g.out[d]));
+    }
+    cudnnHandle_t handle = backend.cudnn();
+    Descriptor<cudnnTensorDescriptor_t, decltype(&cudnnDestroyTensorDescriptor)> x_desc{nullptr, cudnnDestroyTensorDescriptor},
+        y_desc{nullptr, cudnnDestroyTensorDescriptor};
+    Descriptor<cudnnFilterDescriptor_t, decltype(&cudnnDestroyFilterDescriptor)> w_desc{nullptr, cudnnDestroyFilterDescriptor};
+    Descriptor<cudnnConvolutionDescriptor_t, decltype(&cudnnDestroyConvolutionDescriptor)> conv{
+        nullptr, cudnnDestroyConvolutionDescriptor};
+    check(cudnnCreateTensorDescriptor(&x_desc.handle), "cudnnCreateTensorDescriptor");
+    check(cudnnCreateTensorDescriptor(&y_desc.handle), "cudnnCreateTensorDescriptor");
+    check(cudnnCreateFilterDescriptor(&w_desc.handle), "cudnnCreateFilterDescriptor");
+    check(cudnnCreateConvolutionDescriptor(&conv.handle), "cudnnCreateConvolutionDescriptor");
+    const int nd = static_cast<int>(x_dims.size());
+    check(cudnnSetTensorNdDescriptor(x_desc.handle, math.data, nd, x_dims.data(), packed_strides(x_dims).data()), "X descriptor");
+    check(cudnnSetTensorNdDescriptor(y_desc.handle, math.data, nd, y_dims.data(), packed_strides(y_dims).data()), "Y descriptor");
+    check(cudnnSetFilterNdDescriptor(w_desc.handle, math.data, CUDNN_TENSOR_NCHW, nd, w_dims.data()), "W descriptor");
+    check(cudnnSetConvolutionNdDescriptor(conv.handle, nd - 2, as_ints(g.pad_begin).data(), as_ints(g.stride).data(),
+                                          as_ints(g.dilation).data(), CUDNN_CROSS_CORRELATION, math.compute),
+          "convolution descriptor");
+    check(cudnnSetConvolutionGroupCount(conv.handle, int(group_)), "cudnnSetConvolutionGroupCount");
+    check(cudnnSetConvolutionMathType(conv.handle, math.math), "cudnnSetConvolutionMathType");
+
+    const cudnnConvolutionFwdAlgo_t algo = choose_algorithm(handle, x_desc.handle, w_desc.handle, conv.handle, y_desc.handle, math, label);
+    size_t workspace_bytes = 0;
+    check(cudnnGetConvolutionForwardWorkspaceSize(handle, x_desc.handle, w_desc.handle, conv.handle, y_desc.handle, algo,
+                                                  &workspace_bytes),
+          "cudnnGetConvolutionForwardWorkspaceSize");
+    std::shared_ptr<std::byte[]> workspace = backend.allocate(workspace_bytes);
+
+    // Operands in cuDNN's data type; Y starts as the bias (or is overwritten: beta = 0).
+    std::shared_ptr<std::byte[]> x16, w16, y16;
+    const void* xp = x.device_raw(backend.device());
+    const void* wp = w.device_raw(backend.device());
+    void* yp = y.device_raw(backend.device());
+    if (sixteen) {
+      x16 = narrowed(device_data<float>(x), x.numel(), math.data);
+      w16 = narrowed(device_data<float>(w), w.numel(), math.data);
+      y16 = backend.allocate(static_cast<size_t>(y.numel()) * 2);
+      xp = x16.get();
+      wp = w16.get();
+      yp = y16.get();
+    }
+    const int64_t spatial = y.numel() / (N * M);
+    if (b) {
+      if (sixteen) fill_bias_half(device_data<float>(*b), y16.get(), M, spatial, y.numel(), math.data);
+      else if (x.dtype() == DType::Float64) fill_bias(device_data<double>(*b), device_data<double>(y), M, spatial, y.numel());
+      else fill_bias(device_data<float>(*b), device_data<float>(y), M, spatial, y.numel());
+    }
+    const double one64 = 1, zero64 = 0;
+    const float one32 = 1, zero32 = 0;
+    const bool doubles = math.data == CUDNN_DATA_DOUBLE;
+    const void* alpha = doubles ? static_cast<const void*>(&one64) : static_cast<const void*>(&one32);
+    const void* beta = b ? alpha : doubles ? static_cast<const void*>(&zero64) : static_cast<const void*>(&zero32);
+    check(cudnnConvolutionForward(handle, alpha, x_desc.handle, xp, w_desc.handle, wp, conv.handle, algo, workspace.get(),
+                                  workspace_bytes, beta, y_desc.handle, yp),
+          "cudnnConvolutionForward");
+    if (sixteen) widen(y16.get(), device_data<float>(y), y.numel(), math.data);
+    ctx.set_output(0, std::move(y));
+  }
+
+ private:
+  // cuDNN's heuristic ranking (no timing runs), first deterministic algorithm of the requested math mode.
+  static cudnnConvolutionFwdAlgo_t choose_algorithm(cudnnHandle_t handle, cudnnTensorDescriptor_t x,
+                                                    cudnnFilterDescriptor_t w, cudnnConvolutionDescriptor_t conv,
+                                                    cudnnTensorDescriptor_t y, const ConvMath& math,
+                                                    const std::string& label) {
+    cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+    int found = 0;
+    check(cudnnGetConvolutionForwardAlgorithm_v7(handle, x, w, conv, y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf),
+          "cudnnGetConvolutionForwardAlgorithm_v7");
+    for (int i = 0; i < found; ++i) {
+      const bool math_ok = math.math != CUDNN_FMA_MATH || perf[i].mathType == CUDNN_FMA_MATH;
+      if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].determinism == CUDNN_DETERMINISTIC && math_ok)
+        return perf[i].algo;
+    }
+    fail(label + ": cuDNN offers no deterministic algorithm for this convolution (" + conv_math_name(math) + ")");
+  }
+
+  WindowAttrs attrs_;
+  int64_t group_;
+};
+
+}  // namespace
+
+MPA_REGISTER_KERNEL("cuda", "", "Conv", ConvOp, 1, 11, 22);
+
+}  // namespace mpa::cuda

@@ -1,0 +1,302 @@
+// Data movement on CUDA: Transpose, Slice, Expand, Concat, Gather and Where move elements of a known byte
+// size (bit-exact whatever the type); Clip runs the CPU's ClipF. Shapes, attributes, index validation and
+// bounds are the CPU's (ops/slice.h, ops/shape_helpers.h, tensor/broadcast.h), read on the host: the
+// shape, bounds and index inputs are host inputs (OpTraits::host_inputs).
+#include <algorithm>
+#include <limits>
+
+#include "backends/cuda/launch.cuh"
+#include "backends/cuda/ops/elementwise.cuh"
+#include "kernels/binary.h"
+#include "kernels/unary.h"
+#include "ops/copy_strided.h"
+#include "ops/shape_helpers.h"
+#include "ops/slice.h"
+#include "tensor/broadcast.h"
+
+namespace mpa::cuda {
+
+namespace {
+
+// An n-d box copy, as the CPU's copy_strided (ops/copy_strided.h): element i of `shape` (row-major) goes
+// from src + sum(i_d * src_strides[d]) to dst + sum(i_d * dst_strides[d]); strides may be 0 or negative.
+struct StridedBox {
+  int rank = 0;
+  int64_t dims[kMaxRank] = {}, src[kMaxRank] = {}, dst[kMaxRank] = {};
+};
+
+template <class U> void copy_box(U* dst, const U* src, int64_t n, StridedBox box) {
+  for_each_index(n, [=] __device__(int64_t i) {
+    int64_t s = 0, d = 0;
+    for (int k = box.rank - 1; k >= 0; --k) {
+      const int64_t c = i % box.dims[k];
+      i /= box.dims[k];
+      s += c * box.src[k];
+      d += c * box.dst[k];
+    }
+    dst[d] = src[s];
+  });
+}
+
+void copy_strided_on_device(std::byte* dst, const std::vector<int64_t>& dst_strides, const std::byte* src,
+                            const std::vector<int64_t>& src_strides, const Shape& shape, size_t elem_size) {
+  const int64_t n = shape_numel(shape);
+  if (n == 0) return;
+  if (shape.size() > static_cast<size_t>(kMaxRank)) fail("cuda: data movement over more than 8 dims");
+  StridedBox box;
+  box.rank = static_cast<int>(shape.size());
+  for (size_t k = 0; k < shape.size(); ++k) box.dims[k] = shape[k], box.src[k] = src_strides[k], box.dst[k] = dst_strides[k];
+  visit_elem_bytes(elem_size, [&](auto tag) {
+    using U = typename decltype(tag)::type;
+    copy_box(reinterpret_cast<U*>(dst), reinterpret_cast<const U*>(src), n, box);
+  });
+}
+
+std::byte* bytes_of(Tensor& t) { return static_cast<std::byte*>(t.device_raw(running().device())); }
+const std::byte* bytes_of(const Tensor& t) { return static_cast<const std::byte*>(t.device_raw(running().device())); }
+
+class TransposeOp : public OpKernel {
+ public:
+  explicit TransposeOp(const OpInit& init) : perm_(init.get_ints("perm")), has_perm_(init.has("perm")) {}
+  void compute(KernelContext& ctx) const override {
+    const Tensor& in = ctx.input(0);
+    const size_t rank = static_cast<size_t>(in.rank());
+    std::vector<int64_t> perm(rank);
+    if (has_perm_) {
+      perm = perm_;
+      std::vector<int64_t> sorted = perm;
+      std::sort(sorted.begin(), sorted.end());
+      bool ok = sorted.size() == rank;
+      for (size_t i = 0; ok && i < rank; ++i) ok = sorted[i] == static_cast<int64_t>(i);
+      if (!ok)
+        fail(ctx.node().label() + ": perm " + shape_str(perm) + " is not a permutation of the " + std::to_string(rank) +
+             " axes of " + shape_str(in.shape()));
+    } else {
+      for (size_t i = 0; i < rank; ++i) perm[i] = static_cast<int64_t>(rank - 1 - i);
+    }
+    const std::vector<int64_t> in_strides = contiguous_strides(in.shape());
+    Shape out_shape(rank);
+    std::vector<int64_t> src_strides(rank);
+    for (size_t d = 0; d < rank; ++d) {
+      out_shape[d] = in.shape()[static_cast<size_t>(perm[d])];
+      src_strides[d] = in_strides[static_cast<size_t>(perm[d])];
+    }
+    Tensor out = running().empty(in.dtype(), out_shape);
+    copy_strided_on_device(bytes_of(out), contiguous_strides(out_shape), bytes_of(in), src_strides, out_shape,
+                           dtype_size(in.dtype()));
+    ctx.set_output(0, std::move(out));
+  }
+
+ private:
+  std::vector<int64_t> perm_;
+  bool has_perm_;
+};
+
+class SliceOp : public OpKernel {
+ public:
+  explicit SliceOp(const OpInit& init) : attrs_(init) {}
+  void compute(KernelContext& ctx) const override {
+    const Tensor& in = ctx.input(0);
+    const SliceView view = attrs_.view(ctx);
+    Tensor out = running().empty(in.dtype(), view.out_shape);
+    const size_t size = dtype_size(in.dtype());
+    if (out.numel() > 0)
+      copy_strided_on_device(bytes_of(out), contiguous_strides(view.out_shape), bytes_of(in) + view.src_offset * int64_t(size),
+                             view.src_strides, view.out_shape, size);
+    ctx.set_output(0, std::move(out));
+  }
+
+ private:
+  SliceAttrs attrs_;
+};
+
+class ExpandOp : public OpKernel {
+ public:
+  explicit ExpandOp(const OpInit&) {}
+  void compute(KernelContext& ctx) const override {
+    const Node& node = ctx.node();
+    const Tensor& in = ctx.input(0);
+    const Shape target = index_values(node, ctx.input(1));
+    for (int64_t d : target)
+      if (d < 0) fail(node.label() + ": shape " + shape_str(target) + " has a negative dimension");
+    const Shape out_shape = broadcast_output_shape(node, {in.shape(), target});
+    const size_t rank = out_shape.size(), offset = rank - in.shape().size();
+    const std::vector<int64_t> in_strides = contiguous_strides(in.shape());
+    std::vector<int64_t> src_strides(rank, 0);
+    for (size_t d = offset; d < rank; ++d) src_strides[d] = in.shape()[d - offset] == 1 ? 0 : in_strides[d - offset];
+    Tensor out = running().empty(in.dtype(), out_shape);
+    copy_strided_on_device(bytes_of(out), contiguous_strides(out_shape), bytes_of(in), src_strides, out_shape,
+                           dtype_size(in.dtype()));
+    ctx.set_output(0, std::move(out));
+  }
+};
+
+class ConcatOp : public OpKernel {
+ public:
+  explicit ConcatOp(const OpInit& init) : axis_(init.opset() < 4 ? init.get_int("axis", 1) : init.require_int("axis")) {}
+  void compute(KernelContext& ctx) const override {
+    const Node& node = ctx.node();
+    const size_t n = ctx.num_inputs();
+    if (n == 0) fail(node.label() + ": needs at least one input");
+    require_same_dtype(ctx, 0, n);
+    const Tensor& first = ctx.input(0);
+    const int64_t axis = normalize_axis(node, axis_, first.rank());
+    Shape out_shape = first.shape();
+    out_shape[static_cast<size_t>(axis)] = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const Tensor& t = ctx.input(i);
+      bool ok = t.rank() == first.rank();
+      for (int64_t d = 0; ok && d < first.rank(); ++d)
+        ok = d == axis || t.dim(static_cast<int>(d)) == first.dim(static_cast<int>(d));
+      if (!ok)
+        fail(node.label() + ": input " + std::to_string(i) + " has shape " + shape_str(t.shape()) +
+             ", incompatible with input 0 " + shape_str(first.shape()) + " for concatenation on axis " +
+             std::to_string(axis));
+      out_shape[static_cast<size_t>(axis)] += t.dim(static_cast<int>(axis));
+    }
+    Tensor out = running().empty(first.dtype(), out_shape);
+    const size_t size = dtype_size(first.dtype());
+    const std::vector<int64_t> out_strides = contiguous_strides(out_shape);
+    int64_t offset = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const Tensor& t = ctx.input(i);
+      copy_strided_on_device(bytes_of(out) + offset * out_strides[static_cast<size_t>(axis)] * int64_t(size), out_strides,
+                             bytes_of(t), contiguous_strides(t.shape()), t.shape(), size);
+      offset += t.dim(static_cast<int>(axis));
+    }
+    ctx.set_output(0, std::move(out));
+  }
+
+ private:
+  int64_t axis_;
+};
+
+template <class U> void gather_rows(U* out, const U* data, const int64_t* rows, int64_t count, int64_t outer,
+                                    int64_t dim, int64_t inner) {
+  for_each_index(outer * count * inner, [=] __device__(int64_t i) {
+    const int64_t e = i % inner, j = (i / inner) % count, o = i / (inner * count);
+    out[i] = data[(o * dim + rows[j]) * inner + e];
+  });
+}
+
+class GatherOp : public OpKernel {
+ public:
+  explicit GatherOp(const OpInit& init) : axis_(init.get_int("axis", 0)) {}
+  void compute(KernelContext& ctx) const override {
+    const Node& node = ctx.node();
+    const Tensor& data = ctx.input(0);
+    const Tensor& indices = ctx.input(1);  // a host input: validated here, as on the CPU
+    const int64_t axis = normalize_axis(node, axis_, data.rank());
+    const Shape& ds = data.shape();
+    const int64_t outer = shape_numel(Shape(ds.begin(), ds.begin() + axis));
+    const int64_t inner = shape_numel(Shape(ds.begin() + axis + 1, ds.end()));
+    const int64_t dim = ds[static_cast<size_t>(axis)];
+    Shape out_shape(ds.begin(), ds.begin() + axis);
+    out_shape.insert(out_shape.end(), indices.shape().begin(), indices.shape().end());
+    out_shape.insert(out_shape.end(), ds.begin() + axis + 1, ds.end());
+    const std::vector<int64_t> values = index_values(node, indices);
+    std::vector<int64_t> rows(values.size());
+    for (size_t j = 0; j < values.size(); ++j) rows[j] = checked_index(node, values[j], dim, "index");
+    Tensor out = running().empty(data.dtype(), out_shape);
+    if (out.numel() > 0) {
+      std::shared_ptr<std::byte[]> d_rows = running().allocate(rows.size() * sizeof(int64_t));
+      check(cudaMemcpyAsync(d_rows.get(), rows.data(), rows.size() * sizeof(int64_t), cudaMemcpyHostToDevice,
+                            running().stream()),
+            "Gather indices");
+      visit_elem_bytes(dtype_size(data.dtype()), [&](auto tag) {
+        using U = typename decltype(tag)::type;
+        gather_rows(reinterpret_cast<U*>(bytes_of(out)), reinterpret_cast<const U*>(bytes_of(data)),
+                    reinterpret_cast<const int64_t*>(d_rows.get()), static_cast<int64_t>(rows.size()), outer, dim, inner);
+      });
+    }
+    ctx.set_output(0, std::move(out));
+  }
+
+ private:
+  int64_t axis_;
+};
+
+template <class U> void where(const bool* c, const U* x, const U* y, U* out, int64_t n, BroadcastIndex index) {
+  for_each_index(n, [=] __device__(int64_t i) {
+    int64_t off[3];
+    index.offsets(i, off, 3);
+    out[i] = c[off[0]] ? x[off[1]] : y[off[2]];
+  });
+}
+
+class WhereOp : public OpKernel {
+ public:
+  explicit WhereOp(const OpInit&) {}
+  void compute(KernelContext& ctx) const override {
+    const Node& node = ctx.node();
+    const Tensor& c = ctx.input(0);
+    const Tensor& x = ctx.input(1);
+    const Tensor& y = ctx.input(2);
+    if (!(c.dtype() == DType::Bool)) fail(node.label() + ": condition must be bool, got " + dtype_name(c.dtype()));
+    if (!(x.dtype() == y.dtype()))
+      fail(node.label() + ": X and Y have different element types " + dtype_name(x.dtype()) + " and " + dtype_name(y.dtype()));
+    const Shape out_shape = broadcast_output_shape(node, {c.shape(), x.shape(), y.shape()});
+    Tensor out = running().empty(x.dtype(), out_shape);
+    const BroadcastIndex index = broadcast_index(out_shape, {c.shape(), x.shape(), y.shape()});
+    visit_elem_bytes(dtype_size(x.dtype()), [&](auto tag) {
+      using U = typename decltype(tag)::type;
+      where(device_data<bool>(c), reinterpret_cast<const U*>(bytes_of(x)), reinterpret_cast<const U*>(bytes_of(y)),
+            reinterpret_cast<U*>(bytes_of(out)), out.numel(), index);
+    });
+    ctx.set_output(0, std::move(out));
+  }
+};
+
+// Clip: bounds as the CPU reads them (ops/clip.cpp): attributes before opset 11, optional scalar host
+// inputs since; absent bounds are unbounded.
+class ClipOp : public OpKernel {
+ public:
+  explicit ClipOp(const OpInit& init) : bounds_from_inputs_(init.opset() >= 11) {
+    if (bounds_from_inputs_) return;
+    min_attr_ = init.get_float("min", -std::numeric_limits<float>::infinity());
+    max_attr_ = init.get_float("max", std::numeric_limits<float>::infinity());
+  }
+  void compute(KernelContext& ctx) const override {
+    const Node& node = ctx.node();
+    const Tensor& x = ctx.input(0);
+    visit_types<TypeSet::Numeric>(node, x.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      using C = compute_t<T>;
+      ClipF<C> clip{std::numeric_limits<C>::has_infinity ? -std::numeric_limits<C>::infinity() : std::numeric_limits<C>::lowest(),
+                    std::numeric_limits<C>::has_infinity ? std::numeric_limits<C>::infinity() : std::numeric_limits<C>::max()};
+      if (bounds_from_inputs_) {
+        if (const Tensor* lo = ctx.optional_input(1)) clip.lo = bound<T>(node, *lo, "min");
+        if (const Tensor* hi = ctx.optional_input(2)) clip.hi = bound<T>(node, *hi, "max");
+      } else {
+        clip.lo = static_cast<C>(min_attr_);
+        clip.hi = static_cast<C>(max_attr_);
+      }
+      Tensor y = running().empty(dtype_of<T>, x.shape());
+      map_unary(device_data<T>(x), device_data<T>(y), x.numel(), Stored<T, ClipF<C>>{clip});
+      ctx.set_output(0, std::move(y));
+    });
+  }
+
+ private:
+  template <class T> static compute_t<T> bound(const Node& node, const Tensor& t, const char* name) {
+    if (!(t.dtype() == dtype_of<T>))
+      fail(node.label() + ": '" + name + "' has element type " + dtype_name(t.dtype()) + ", the input has " +
+           dtype_name(dtype_of<T>));
+    if (!(t.numel() == 1)) fail(node.label() + ": '" + name + "' must be a scalar, got shape " + shape_str(t.shape()));
+    return load(t.data<T>()[0]);
+  }
+  bool bounds_from_inputs_;
+  float min_attr_ = 0, max_attr_ = 0;
+};
+
+}  // namespace
+
+MPA_REGISTER_KERNEL("cuda", "", "Transpose", TransposeOp, 1, 13, 21, 23, 24, 25);
+MPA_REGISTER_KERNEL("cuda", "", "Slice", SliceOp, 1, 10, 11, 13);
+MPA_REGISTER_KERNEL("cuda", "", "Expand", ExpandOp, 8, 13);
+MPA_REGISTER_KERNEL("cuda", "", "Concat", ConcatOp, 1, 4, 11, 13);
+MPA_REGISTER_KERNEL("cuda", "", "Gather", GatherOp, 1, 11, 13);
+MPA_REGISTER_KERNEL("cuda", "", "Where", WhereOp, 9, 16);
+MPA_REGISTER_KERNEL("cuda", "", "Clip", ClipOp, 1, 6, 11, 12, 13);
+
+}  // namespace mpa::cuda

@@ -1,0 +1,136 @@
+// BatchNormalization (inference) and LayerNormalization / RMSNormalization on CUDA. The parameters are
+// host inputs (OpTraits::host_inputs): they are read and turned into per-channel statistics on the host by
+// the CPU's own code (ops/normalize.h), then copied to the device as constants; the row math is the CPU's
+// (src/kernels/normalize.h), element for element, so outputs match the CPU's bit for bit wherever the
+// device's sqrt/division round as the host's do (both are IEEE correctly rounded).
+#include "backends/cuda/launch.cuh"
+#include "ops/normalize.h"
+#include "ops/op.h"
+#include "ops/reduce.h"
+
+namespace mpa::cuda {
+
+namespace {
+
+template <class A> std::shared_ptr<std::byte[]> constants_on_device(const std::vector<A>& values) {
+  std::shared_ptr<std::byte[]> bytes = running().allocate(values.size() * sizeof(A));
+  if (!values.empty())
+    check(cudaMemcpyAsync(bytes.get(), values.data(), values.size() * sizeof(A), cudaMemcpyHostToDevice,
+                          running().stream()),
+          "normalisation constants");
+  return bytes;
+}
+
+// y = (x - mean[c]) * inv_std[c] * scale[c] + bias[c] over x [N, C, S], as NormalizeAffineRow with a
+// per-channel scale does.
+template <class T, class A>
+void normalize_channels(const T* x, T* y, int64_t n, int64_t C, int64_t S, const A* mean, const A* inv_std,
+                        const A* scale, const A* bias) {
+  for_each_index(n, [=] __device__(int64_t i) {
+    const int64_t c = (i / S) % C;
+    y[i] = store<T>((load(x[i]) - mean[c]) * inv_std[c] * scale[c] + bias[c]);
+  });
+}
+
+class BatchNormalizationOp : public OpKernel {
+ public:
+  explicit BatchNormalizationOp(const OpInit& init)
+      : epsilon_(init.get_float("epsilon", 1e-5f)),
+        training_(init.opset() >= 14 && init.get_int("training_mode", 0) != 0),
+        spatial_(init.opset() < 9 ? init.get_int("spatial", 1) != 0 : true) {}
+
+  void compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    const std::string who = ctx.node().label();
+    if (training_ || (ctx.num_outputs() > 1 && ctx.output_requested(1)))
+      fail(who + ": training-mode BatchNormalization has no CUDA kernel");
+    if (!(x.rank() >= 2)) fail(who + ": input must have rank >= 2 (N, C, ...), got " + shape_str(x.shape()));
+    const int64_t N = x.dim(0);
+    int64_t C = x.dim(1), S = x.numel() / std::max<int64_t>(N * C, 1);
+    if (!spatial_) {
+      C *= S;
+      S = 1;
+    }
+    const Tensor &scale_t = ctx.input(1), &bias_t = ctx.input(2), &mean_t = ctx.input(3), &var_t = ctx.input(4);
+    for (const Tensor* t : {&scale_t, &bias_t, &mean_t, &var_t})
+      if (!(t->numel() == C))
+        fail(who + ": scale, B, mean and var must have " + std::to_string(C) + " elements, got " + shape_str(t->shape()));
+    Tensor y = running().empty(x.dtype(), x.shape());
+    visit_float(x.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      using A = compute_t<T>;
+      const std::vector<A> scale = param_vector<A>(scale_t, who), bias = param_vector<A>(bias_t, who);
+      const std::vector<A> mean = param_vector<A>(mean_t, who), var = param_vector<A>(var_t, who);
+      std::vector<A> inv_std(mean.size());
+      for (size_t c = 0; c < inv_std.size(); ++c) inv_std[c] = A(1) / dmath::sqrt(var[c] + static_cast<A>(epsilon_));
+      const auto d_scale = constants_on_device(scale), d_bias = constants_on_device(bias);
+      const auto d_mean = constants_on_device(mean), d_inv = constants_on_device(inv_std);
+      normalize_channels(device_data<T>(x), device_data<T>(y), x.numel(), C, S, reinterpret_cast<const A*>(d_mean.get()),
+                         reinterpret_cast<const A*>(d_inv.get()), reinterpret_cast<const A*>(d_scale.get()),
+                         reinterpret_cast<const A*>(d_bias.get()));
+    });
+    ctx.set_output(0, std::move(y));
+  }
+
+ private:
+  float epsilon_;
+  bool training_, spatial_;
+};
+
+template <class Stats, class T, class A>
+void normalize_rows(const T* x, T* y, int64_t rows, int64_t n, A epsilon, const A* scale, const A* bias) {
+  for_each_index(rows, [=] __device__(int64_t r) {
+    const RowStats<A> st = Stats{}(x + r * n, n, epsilon);
+    NormalizeAffineRow{}(x + r * n, y + r * n, n, st, scale, 1, bias, 1);
+  });
+}
+
+// The tensor is [rows, n] with n = prod(shape[axis:]), as ops/layer_norm.cpp splits it.
+template <class Stats, bool kHasBias> class TrailingNormOp : public OpKernel {
+ public:
+  explicit TrailingNormOp(const OpInit& init)
+      : axis_(init.get_int("axis", -1)), epsilon_(init.get_float("epsilon", 1e-5f)) {}
+
+  void compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    const Tensor& scale_t = ctx.input(1);
+    const Tensor* bias_t = kHasBias ? ctx.optional_input(2) : nullptr;
+    const std::string who = ctx.node().label();
+    if (ctx.num_outputs() > 1 && (ctx.output_requested(1) || (ctx.num_outputs() > 2 && ctx.output_requested(2))))
+      fail(who + ": LayerNormalization's statistics outputs have no CUDA kernel");
+    const int64_t axis = normalize_axis(axis_, x.rank(), who);
+    int64_t rows = 1, n = 1;
+    Shape norm_shape;
+    for (int64_t i = 0; i < x.rank(); ++i) {
+      const int64_t d = x.dim(static_cast<int>(i));
+      if (i < axis) rows *= d;
+      else n *= d, norm_shape.push_back(d);
+    }
+    Tensor y = running().empty(x.dtype(), x.shape());
+    visit_float(x.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      using A = compute_t<T>;
+      const auto d_scale = constants_on_device(param_expanded<A>(scale_t, norm_shape, who, "Scale"));
+      std::shared_ptr<std::byte[]> d_bias;
+      if (bias_t) d_bias = constants_on_device(param_expanded<A>(*bias_t, norm_shape, who, "B"));
+      normalize_rows<Stats>(device_data<T>(x), device_data<T>(y), rows, n, static_cast<A>(epsilon_),
+                            reinterpret_cast<const A*>(d_scale.get()), reinterpret_cast<const A*>(d_bias.get()));
+    });
+    ctx.set_output(0, std::move(y));
+  }
+
+ private:
+  int64_t axis_;
+  float epsilon_;
+};
+
+using LayerNormalizationKernel = TrailingNormOp<MeanInvStdRow, true>;
+using RMSNormalizationKernel = TrailingNormOp<RmsInvRow, false>;
+
+}  // namespace
+
+MPA_REGISTER_KERNEL("cuda", "", "BatchNormalization", BatchNormalizationOp, 1, 6, 7, 9, 14, 15);
+MPA_REGISTER_KERNEL("cuda", "", "LayerNormalization", LayerNormalizationKernel, 17);
+MPA_REGISTER_KERNEL("cuda", "", "RMSNormalization", RMSNormalizationKernel, 23);
+
+}  // namespace mpa::cuda
