@@ -59,7 +59,7 @@ Thresholds Thresholds::from_json(const json& j) {
 }
 
 json Config::to_json() const {
-  return {{"reference", reference},
+  json j = {{"reference", reference},
           {"targets", targets},
           {"samples", samples},
           {"total_samples", total_samples},
@@ -76,6 +76,8 @@ json Config::to_json() const {
           {"backend", backend},
           {"isolated", isolated},
           {"thresholds", thresholds.to_json()}};
+  if (device) j["device"] = {{"description", device->description}, {"numerics", device->numerics}};
+  return j;
 }
 
 Config Config::from_json(const json& j) {
@@ -105,6 +107,9 @@ Config Config::from_json(const json& j) {
   c.backend = j.value("backend", "cpu");  // absent before schema 3: the CPU ran everything
   c.isolated = j.value("isolated", "all");  // absent before schema 4: every node was run alone
   c.thresholds = Thresholds::from_json(j.at("thresholds"));
+  if (j.contains("device"))
+    c.device = Device{j.at("device").at("description"),
+                      j.at("device").at("numerics").get<std::map<std::string, std::map<std::string, std::string>>>()};
   return c;
 }
 

@@ -65,6 +65,13 @@ struct Config {
   std::vector<std::string> keep_fp32;  // top-level nodes the target runs computed in fp32 (sorted)
   bool timing = false;
   std::string backend = "cpu";  // the backend asked for (--device); nodes it could not run fell back to the CPU
+  // The device that backend ran on and every choice of its that changes numbers, per run ("reference" and each
+  // target): absent for the CPU, whose arithmetic docs/numerics.md describes.
+  struct Device {
+    std::string description;  // name, compute capability, memory, driver, runtime and library versions
+    std::map<std::string, std::map<std::string, std::string>> numerics;
+  };
+  std::optional<Device> device;
   std::string isolated = "all";  // which nodes were also run alone in the format (audit/auditor.h IsolatedPass)
   Thresholds thresholds;
   json to_json() const;

@@ -812,6 +812,8 @@ struct Auditor::Impl {
       audit_.running_absmax = audit_.scale_absmax(reference.outputs);
     }
 
+    bool wants_device_time() const override { return audit_.options.timing; }
+
     void node_done(size_t i, const std::vector<StreamStep>& streams) override {
       Impl& a = audit_;
       const Node& node = a.graph->nodes[i];
@@ -926,6 +928,16 @@ void Auditor::fill(report::Report& report) const {
   report.config.keep_fp32.erase(std::unique(report.config.keep_fp32.begin(), report.config.keep_fp32.end()),
                                 report.config.keep_fp32.end());
   report.config.backend = impl_->options.device;
+  if (const Backend& device = impl_->session.requested_backend(); &device != &host_backend()) {
+    report::Config::Device record{device.describe(), {}};
+    const auto note = [&](const std::string& run, const ExecConfig& config) {
+      for (const auto& [what, how] : device.numerics(config)) record.numerics[run][what] = how;
+    };
+    note("reference", impl_->reference_config);
+    for (size_t k = 0; k < impl_->target_configs.size(); ++k)
+      note(std::string(format_name(impl_->options.targets[k])), impl_->target_configs[k]);
+    report.config.device = std::move(record);
+  }
   report.config.isolated = isolated_pass_name(impl_->options.isolated);
   const Transfers moved = impl_->session.transfers();
   report.transfers = {moved.uploads, moved.downloads, moved.bytes_uploaded, moved.bytes_downloaded};

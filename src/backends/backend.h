@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "ops/op.h"
@@ -54,6 +55,10 @@ class Backend {
   virtual double absmax(const Tensor& tensor) const = 0;
   // Threads its kernels may use in the runs that follow.
   virtual void use_threads(int /*threads*/) const {}
+  // Every choice it makes under `config` that changes numbers (library compute types, math modes, algorithm
+  // policy, summation order), as (what, how) pairs for the report; none for the CPU, whose arithmetic
+  // docs/numerics.md describes.
+  virtual std::vector<std::pair<std::string, std::string>> numerics(const ExecConfig& /*config*/) const { return {}; }
 };
 
 // The backends of this build and those added since (tests, loaded modules), the CPU's first.

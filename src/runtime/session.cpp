@@ -461,7 +461,7 @@ std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::v
       run_on(runs_on, i, step.inputs, results, config, node.implicit_inputs.empty() ? nullptr : &scopes[s],
              observer ? observer->subgraphs(i, s) : nullptr);
       step.run_seconds = since(running);
-      step.device_seconds = observer ? runs_on.last_run_device_seconds() : std::nullopt;
+      step.device_seconds = observer && observer->wants_device_time() ? runs_on.last_run_device_seconds() : std::nullopt;
       const auto storing = now();
       if (config.storage != Format::FP32 || narrow)
         for (size_t o = 0; o < results.size(); ++o)

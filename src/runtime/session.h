@@ -105,6 +105,8 @@ class ExecObserver {
   virtual void after_first(size_t /*index*/, const StreamStep& /*first*/) {}
   // Every stream ran node `index`; the values it reads last are freed once this returns.
   virtual void node_done(size_t index, const std::vector<StreamStep>& streams) = 0;
+  // Whether it reads StreamStep::device_seconds: asking a device for a node's time waits for the node.
+  virtual bool wants_device_time() const { return false; }
 };
 
 // Nodes whose (domain, op, opset) has no registered kernel, including inside subgraphs.

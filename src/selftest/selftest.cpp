@@ -215,6 +215,9 @@ int64_t grid_ordinal(float v, Format format) {
   return std::signbit(v) ? -magnitude : magnitude;
 }
 
+// An error energy of the order of float32's own rounding of every element (2^-48 = 3.6e-15 of the signal's).
+constexpr double kNegligibleNmse = 1e-14;
+
 struct Tolerance {
   enum class Kind { Exact, Ulps, Nmse } kind = Kind::Exact;
   double limit = 0;
@@ -260,8 +263,14 @@ bool compare(const Tensor& cpu, const Tensor& device, Format format, const Toler
   }
   const float* c = cpu.data<float>();
   const float* d = device.data<float>();
-  double err = 0, ref = 0;
+  double err = 0, ref = 0, absmax = 0;
   int64_t max_ulps = 0;
+  for (int64_t i = 0; i < cpu.numel(); ++i)
+    if (std::isfinite(c[i])) absmax = std::max(absmax, std::fabs(static_cast<double>(c[i])));
+  // Values far below the output's scale (a cancellation near zero, as Gelu's for large negative x) are
+  // compared in ulps of 1/4096 of its largest magnitude, where a relative ulp count says nothing.
+  const double floor = absmax / 4096;
+  const double floor_ulp = floor > 0 ? std::ldexp(1.0, std::ilogb(floor) - format_traits(format).mantissa_bits) : 0;
   for (int64_t i = 0; i < cpu.numel(); ++i) {
     if (!std::isfinite(c[i]) || !std::isfinite(d[i])) {
       const bool same = (std::isnan(c[i]) && std::isnan(d[i])) || c[i] == d[i];
@@ -273,7 +282,10 @@ bool compare(const Tensor& cpu, const Tensor& device, Format format, const Toler
     }
     err += (static_cast<double>(d[i]) - c[i]) * (static_cast<double>(d[i]) - c[i]);
     ref += static_cast<double>(c[i]) * c[i];
-    max_ulps = std::max(max_ulps, std::abs(grid_ordinal(d[i], format) - grid_ordinal(c[i], format)));
+    const bool tiny = std::max(std::fabs(c[i]), std::fabs(d[i])) < floor;
+    const int64_t ulps = tiny ? static_cast<int64_t>(std::ceil(std::fabs(static_cast<double>(d[i]) - c[i]) / floor_ulp))
+                              : std::abs(grid_ordinal(d[i], format) - grid_ordinal(c[i], format));
+    max_ulps = std::max(max_ulps, ulps);
   }
   const double nmse = ref > 0 ? err / ref : err;
   switch (tol.kind) {
@@ -281,8 +293,11 @@ bool compare(const Tensor& cpu, const Tensor& device, Format format, const Toler
       metric = max_ulps == 0 ? "bit-equal" : "max " + std::to_string(max_ulps) + " ulp (limit: bit-equal)";
       return max_ulps == 0;
     case Tolerance::Kind::Ulps:
-      metric = "max " + std::to_string(max_ulps) + " ulp (limit " + std::to_string(static_cast<int>(tol.limit)) + ")";
-      return max_ulps <= tol.limit;
+      // An error that is many ulps only where the function cancels (Gelu's 1 + erf(x / sqrt 2) for negative x
+      // magnifies a 1-ulp libm difference 300-fold) still passes when it is negligible overall.
+      metric = "max " + std::to_string(max_ulps) + " ulp (limit " + std::to_string(static_cast<int>(tol.limit)) +
+               ", or nmse below " + format_number(b, sizeof b, kNegligibleNmse) + "), nmse " + format_number(a, sizeof a, nmse);
+      return max_ulps <= tol.limit || nmse < kNegligibleNmse;
     case Tolerance::Kind::Nmse:
       metric = std::string("nmse ") + format_number(a, sizeof a, nmse) + " (limit " + format_number(b, sizeof b, tol.limit) +
                "), max " + std::to_string(max_ulps) + " ulp";

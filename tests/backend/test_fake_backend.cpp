@@ -15,6 +15,7 @@
 #include "selftest/selftest.h"
 #include "support/control_flow_models.h"
 #include "support/fake_backend.h"
+#include "support/json_schema.h"
 #include "support/model_builder.h"
 
 using namespace mpa;
@@ -178,15 +179,20 @@ nlohmann::json figures_of(const Model& model, const std::vector<TensorMap>& samp
   for (size_t s = 0; s < samples.size(); ++s) auditor.observe(samples[s], static_cast<int64_t>(s));
   report::Report report;
   report.config.targets = {"fp16", "bf16"};
+  report.tool_version = "test";
+  report.model_sha256 = std::string(64, '0');
   auditor.fill(report);
   nlohmann::json j = report::to_json(report);
+  EXPECT_EQ(test::JsonSchema(MPA_SCHEMA_PATH).violations(j), "") << device;
   if (placement) {
+    (*placement)["device"] = j["config"].value("device", nlohmann::json());
     (*placement)["summary"] = j["placement"];
     for (const auto& node : j["nodes"])
       if (node.contains("fallbacks")) (*placement)["fallbacks"][node["name"].get<std::string>()] = node["fallbacks"];
   }
   j.erase("placement");
   j["config"].erase("backend");
+  j["config"].erase("device");
   for (auto& node : j["nodes"]) node.erase("fallbacks");
   return j;
 }
@@ -209,6 +215,9 @@ TEST_F(Fake, AuditsAreIdenticalWhicheverBackendRanEachNode) {
     nlohmann::json placement;
     EXPECT_EQ(figures_of(model, samples, "fake", &placement), cpu) << name << ", some nodes on the fake";
     EXPECT_EQ(placement["summary"]["backend"], "fake");
+    EXPECT_EQ(placement["device"]["description"], FakeBackend::instance().describe());
+    EXPECT_EQ(placement["device"]["numerics"]["bf16"]["kernels"], "the CPU's, behind transfers") << placement["device"];
+    EXPECT_EQ(placement["device"]["numerics"].size(), 3u) << "reference, fp16, bf16";
     EXPECT_GT(placement["summary"]["uploads"].get<int64_t>(), 0) << name;
     EXPECT_EQ(placement["summary"]["fallback_nodes"].get<int64_t>(), static_cast<int64_t>(placement["fallbacks"].size()));
     FakeOps everything(every_op);

@@ -136,3 +136,13 @@ TEST(Commands, DevicesAndTheDeviceOption) {
     expect_clean_error(run_cli(dir, "audit " + model + " --device cuda"), {"--device cuda", "not available on this machine"});
   expect_clean_error(run_cli(dir, "run " + model + " --device tpu"), {"--device tpu", "it has: cpu"});
 }
+
+// `selftest` needs a device: where CUDA cannot be used it exits 2 with one line saying why, before any work.
+TEST(Commands, SelftestWithoutAUsableDeviceSaysWhyInOneLine) {
+  TempDir dir;
+  const CliResult devices = run_cli(dir, "devices");
+  if (devices.out.find("cuda:0  available") != std::string::npos) GTEST_SKIP() << "a CUDA device is here";
+  const CliResult r = run_cli(dir, "selftest --device cuda");
+  expect_clean_error(r, {"--device cuda", "not available on this machine"});
+  expect_clean_error(run_cli(dir, "selftest --device cpu"), {"name a device"});
+}

@@ -33,6 +33,9 @@ class FakeBackend : public Backend {
   double absmax(const Tensor& tensor) const override;
   // The time of the kernel alone, without the fake's copies: a device clock, as CUPTI would give one.
   std::optional<double> last_run_device_seconds() const override;
+  std::vector<std::pair<std::string, std::string>> numerics(const ExecConfig&) const override {
+    return {{"kernels", "the CPU's, behind transfers"}};
+  }
 
   // The ops it runs (by op type); the others fall back to the CPU.
   void allow(std::set<std::string> ops);

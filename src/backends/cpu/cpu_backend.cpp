@@ -79,7 +79,8 @@ const Backend& backend_named(const std::string& name) {
   for (const std::string& module : module_families())
     if (module == family) load_backend_module(module);
   std::string known;
-  for (const std::string& wanted : {name, name + ":0"}) {  // a family's name alone is its first device
+  // A family's name alone is its first device; a module that could not be loaded stands as its family's name.
+  for (const std::string& wanted : {name, name + ":0", family}) {
     for (const Backend* b : backends()) {
       if (b->name() != wanted) continue;
       const Support here = b->available();

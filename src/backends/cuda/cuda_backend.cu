@@ -2,6 +2,7 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <dlfcn.h>
 
 #include <algorithm>
 #include <cmath>
@@ -50,6 +51,12 @@ struct Presence {
 const Presence& presence() {
   static const Presence p = [] {
     Presence found;
+    // cudart reports a missing driver as an old one (cudaErrorInsufficientDriver): say which it is.
+    if (void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL); !driver) {
+      const char* error = dlerror();
+      found.reason = std::string("no NVIDIA driver (") + (error ? error : "libcuda.so.1 not found") + ")";
+      return found;
+    }
     const cudaError_t status = cudaGetDeviceCount(&found.count);
     if (status != cudaSuccess) {
       found.count = 0;
@@ -262,6 +269,21 @@ Support CudaBackend::supports(const Node& node, int64_t opset, const ExecConfig&
     return {false, "no CUDA kernel (" + registry.why_unsupported(kernel_table(), node.domain, node.op_type, opset) + ")"};
   if (std::string why = declined(node, config); !why.empty()) return {false, why};
   return {};
+}
+
+std::vector<std::pair<std::string, std::string>> CudaBackend::numerics(const ExecConfig& config) const {
+  const std::string gemm_note = gemm_unsupported(config);
+  return {
+      {"gemm", gemm_note.empty() ? "cuBLAS, " + gemm_math_name(gemm_math(config, DType::Float32)) + ", no atomics"
+                                 : "on the CPU: " + gemm_note},
+      {"conv", "cuDNN, " + conv_math_name(conv_math(config, DType::Float32)) +
+                   ", bias blended in before the one rounding; algorithm: cuDNN's heuristic ranking (never timed), first "
+                   "deterministic one of the math mode, kept per shape"},
+      {"elementwise", "the CPU's functors (src/kernels), IEEE division and square root, no FMA contraction, device libm"},
+      {"rows and reductions", "one thread per row or output in the CPU's element order (softmax, normalisations, "
+                              "pools); Reduce* in row-major order"},
+      {"storage", "float32 values on the format's grid, rounded on the device as on the CPU"},
+  };
 }
 
 // [SECTION] Format storage

@@ -45,6 +45,7 @@ class CudaBackend : public Backend {
   void store_in_format(Tensor& tensor, Format storage, double scale) const override;
   Tensor convert(const Tensor& tensor, Format storage, double scale) const override;
   double absmax(const Tensor& tensor) const override;
+  std::vector<std::pair<std::string, std::string>> numerics(const ExecConfig& config) const override;
 
   // For kernels: an uninitialised tensor on this device, raw device memory freed with its last user (both
   // stream-ordered), the stream and the library handles (made on first use, on this device).

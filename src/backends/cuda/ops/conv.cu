@@ -7,6 +7,8 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <map>
+#include <mutex>
 #include <vector>
 
 #include "backends/cuda/launch.cuh"
@@ -72,6 +74,15 @@ std::vector<int> packed_strides(const std::vector<int>& dims) {
 
 std::vector<int> as_ints(const std::vector<int64_t>& v) { return std::vector<int>(v.begin(), v.end()); }
 
+template <class Choose> cudnnConvolutionFwdAlgo_t algorithm_for(const std::vector<int64_t>& key, Choose&& choose) {
+  static std::mutex mutex;
+  static std::map<std::vector<int64_t>, cudnnConvolutionFwdAlgo_t> chosen;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = chosen.find(key);
+  if (it == chosen.end()) it = chosen.emplace(key, choose()).first;
+  return it->second;
+}
+
 class ConvOp : public OpKernel {
  public:
   explicit ConvOp(const OpInit& init) : attrs_(WindowAttrs::read(init)), group_(init.get_int("group", 1)) {}
@@ -128,7 +139,14 @@ class ConvOp : public OpKernel {
     check(cudnnSetConvolutionGroupCount(conv.handle, int(group_)), "cudnnSetConvolutionGroupCount");
     check(cudnnSetConvolutionMathType(conv.handle, math.math), "cudnnSetConvolutionMathType");
 
-    const cudnnConvolutionFwdAlgo_t algo = choose_algorithm(handle, x_desc.handle, w_desc.handle, conv.handle, y_desc.handle, math, label);
+    // One choice per geometry and math, kept for the process: the same shapes get the same algorithm in every
+    // stream, sample and isolated run, and cuDNN's heuristics run once per shape, not once per node run.
+    std::vector<int64_t> key = {backend.device().index, int64_t(math.data), int64_t(math.compute), int64_t(math.math), group_};
+    for (const auto* part : {&x_dims, &w_dims}) key.insert(key.end(), part->begin(), part->end());
+    for (const auto* part : {&g.pad_begin, &g.stride, &g.dilation}) key.insert(key.end(), part->begin(), part->end());
+    const cudnnConvolutionFwdAlgo_t algo = algorithm_for(key, [&] {
+      return choose_algorithm(handle, x_desc.handle, w_desc.handle, conv.handle, y_desc.handle, math, label);
+    });
     size_t workspace_bytes = 0;
     check(cudnnGetConvolutionForwardWorkspaceSize(handle, x_desc.handle, w_desc.handle, conv.handle, y_desc.handle, algo,
                                                   &workspace_bytes),
