@@ -60,22 +60,22 @@ Thresholds Thresholds::from_json(const json& j) {
 
 json Config::to_json() const {
   json j = {{"reference", reference},
-          {"targets", targets},
-          {"samples", samples},
-          {"total_samples", total_samples},
-          {"seed", seed},
-          {"shard", shard.empty() ? json(nullptr) : json(shard)},
-          {"sample_ranges", sample_ranges},
-          {"accumulation", accumulation},
-          {"tf32", tf32},
-          {"profile", profile},
-          {"fp8_scaling", fp8_scaling},
-          {"inputs", inputs},
-          {"keep_fp32", keep_fp32},
-          {"timing", timing},
-          {"backend", backend},
-          {"isolated", isolated},
-          {"thresholds", thresholds.to_json()}};
+            {"targets", targets},
+            {"samples", samples},
+            {"total_samples", total_samples},
+            {"seed", seed},
+            {"shard", shard.empty() ? json(nullptr) : json(shard)},
+            {"sample_ranges", sample_ranges},
+            {"accumulation", accumulation},
+            {"tf32", tf32},
+            {"profile", profile},
+            {"fp8_scaling", fp8_scaling},
+            {"inputs", inputs},
+            {"keep_fp32", keep_fp32},
+            {"timing", timing},
+            {"backend", backend},
+            {"isolated", isolated},
+            {"thresholds", thresholds.to_json()}};
   if (device) j["device"] = {{"description", device->description}, {"numerics", device->numerics}};
   return j;
 }

@@ -55,7 +55,8 @@ std::string load_module_file(const std::string& path) {
   const auto version = reinterpret_cast<VersionFn>(dlsym(module, "mpa_backend_api_version"));
   const auto build = reinterpret_cast<BuildFn>(dlsym(module, "mpa_backend_build"));
   const auto register_backends = reinterpret_cast<RegisterFn>(dlsym(module, "mpa_backend_register"));
-  if (!version || !build || !register_backends) return path + " is not an mpaudit backend module (entry points missing)";
+  if (!version || !build || !register_backends)
+    return path + " is not an mpaudit backend module (entry points missing)";
   if (version() != kBackendApiVersion)
     return path + " speaks backend API " + std::to_string(version()) + ", this mpaudit " +
            std::to_string(kBackendApiVersion);

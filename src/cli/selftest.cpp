@@ -1,11 +1,12 @@
 // `mpaudit selftest --device cuda`: every kernel of a device backend against the CPU (src/selftest). Exit 0
 // when every case is within its tolerance, 1 when one is not, 2 (one line) when the device cannot be used.
+#include "selftest/selftest.h"
+
 #include <iostream>
 #include <memory>
 
 #include "backends/backend.h"
 #include "cli/commands.h"
-#include "selftest/selftest.h"
 
 namespace mpa::cli {
 

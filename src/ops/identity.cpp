@@ -11,8 +11,9 @@ class IdentityOp : public OpKernel {
   explicit IdentityOp(const OpInit&) {}
   void compute(KernelContext& ctx) const override { ctx.set_output(0, ctx.input(0)); }
 };
-MPA_OP_TRAITS("", "Identity",
-              {.rounding_commutes = true, .moves_values_only = true, .precision = PrecisionClass::Exact, .shape_only = true});
+MPA_OP_TRAITS(
+    "", "Identity",
+    {.rounding_commutes = true, .moves_values_only = true, .precision = PrecisionClass::Exact, .shape_only = true});
 MPA_REGISTER_OP("", "Identity", IdentityOp, 1, 13, 14, 16, 19, 21, 23, 24, 25);
 
 // Before opset 12 the ratio is an attribute and the op always runs in inference here (is_test only

@@ -75,9 +75,11 @@ using RMSNormalizationKernel = TrailingNormOp<RmsInvRow, false>;
 
 }  // namespace
 
-MPA_OP_TRAITS("", "LayerNormalization", {.precision = PrecisionClass::Accumulating, .sums_in = SumsIn::Fp32, .host_inputs = {1, 2}});
+MPA_OP_TRAITS("", "LayerNormalization",
+              {.precision = PrecisionClass::Accumulating, .sums_in = SumsIn::Fp32, .host_inputs = {1, 2}});
 MPA_REGISTER_OP("", "LayerNormalization", LayerNormalizationKernel, 17);
-MPA_OP_TRAITS("", "RMSNormalization", {.precision = PrecisionClass::Accumulating, .sums_in = SumsIn::Fp32, .host_inputs = {1, 2}});
+MPA_OP_TRAITS("", "RMSNormalization",
+              {.precision = PrecisionClass::Accumulating, .sums_in = SumsIn::Fp32, .host_inputs = {1, 2}});
 MPA_REGISTER_OP("", "RMSNormalization", RMSNormalizationKernel, 23);
 
 }  // namespace mpa

@@ -202,25 +202,31 @@ using ReduceLogSumExpKernel = ReduceOp<ReduceLogSumExpF, 18>;
 
 }  // namespace
 
-MPA_OP_TRAITS("", "ReduceSum", {.precision = PrecisionClass::Accumulating, .sums_in = SumsIn::Fp32, .host_inputs = {1}});
+MPA_OP_TRAITS("", "ReduceSum",
+              {.precision = PrecisionClass::Accumulating, .sums_in = SumsIn::Fp32, .host_inputs = {1}});
 MPA_REGISTER_OP("", "ReduceSum", ReduceSumKernel, 1, 11, 13);
-MPA_OP_TRAITS("", "ReduceMean", {.precision = PrecisionClass::Accumulating, .sums_in = SumsIn::Fp32, .host_inputs = {1}});
+MPA_OP_TRAITS("", "ReduceMean",
+              {.precision = PrecisionClass::Accumulating, .sums_in = SumsIn::Fp32, .host_inputs = {1}});
 MPA_REGISTER_OP("", "ReduceMean", ReduceMeanKernel, 1, 11, 13, 18);
 MPA_OP_TRAITS("", "ReduceMax", {.rounding_commutes = true, .precision = PrecisionClass::Exact, .host_inputs = {1}});
 MPA_REGISTER_OP("", "ReduceMax", ReduceMaxKernel, 1, 11, 12, 13, 18, 20);
 MPA_OP_TRAITS("", "ReduceMin", {.rounding_commutes = true, .precision = PrecisionClass::Exact, .host_inputs = {1}});
 MPA_REGISTER_OP("", "ReduceMin", ReduceMinKernel, 1, 11, 12, 13, 18, 20);
-MPA_OP_TRAITS("", "ReduceProd", {.precision = PrecisionClass::Accumulating, .sums_in = SumsIn::Fp32, .host_inputs = {1}});
+MPA_OP_TRAITS("", "ReduceProd",
+              {.precision = PrecisionClass::Accumulating, .sums_in = SumsIn::Fp32, .host_inputs = {1}});
 MPA_REGISTER_OP("", "ReduceProd", ReduceProdKernel, 1, 11, 13, 18);
 MPA_OP_TRAITS("", "ReduceL1", {.precision = PrecisionClass::Accumulating, .sums_in = SumsIn::Fp32, .host_inputs = {1}});
 MPA_REGISTER_OP("", "ReduceL1", ReduceL1Kernel, 1, 11, 13, 18);
 MPA_OP_TRAITS("", "ReduceL2", {.precision = PrecisionClass::Accumulating, .sums_in = SumsIn::Fp32, .host_inputs = {1}});
 MPA_REGISTER_OP("", "ReduceL2", ReduceL2Kernel, 1, 11, 13, 18);
-MPA_OP_TRAITS("", "ReduceSumSquare", {.precision = PrecisionClass::Accumulating, .sums_in = SumsIn::Fp32, .host_inputs = {1}});
+MPA_OP_TRAITS("", "ReduceSumSquare",
+              {.precision = PrecisionClass::Accumulating, .sums_in = SumsIn::Fp32, .host_inputs = {1}});
 MPA_REGISTER_OP("", "ReduceSumSquare", ReduceSumSquareKernel, 1, 11, 13, 18);
-MPA_OP_TRAITS("", "ReduceLogSum", {.precision = PrecisionClass::Accumulating, .sums_in = SumsIn::Fp32, .host_inputs = {1}});
+MPA_OP_TRAITS("", "ReduceLogSum",
+              {.precision = PrecisionClass::Accumulating, .sums_in = SumsIn::Fp32, .host_inputs = {1}});
 MPA_REGISTER_OP("", "ReduceLogSum", ReduceLogSumKernel, 1, 11, 13, 18);
-MPA_OP_TRAITS("", "ReduceLogSumExp", {.precision = PrecisionClass::Accumulating, .sums_in = SumsIn::Fp32, .host_inputs = {1}});
+MPA_OP_TRAITS("", "ReduceLogSumExp",
+              {.precision = PrecisionClass::Accumulating, .sums_in = SumsIn::Fp32, .host_inputs = {1}});
 MPA_REGISTER_OP("", "ReduceLogSumExp", ReduceLogSumExpKernel, 1, 11, 13, 18);
 
 }  // namespace mpa

@@ -66,7 +66,11 @@ class ReshapeOp : public OpKernel {
   std::vector<int64_t> attr_shape_;
 };
 MPA_OP_TRAITS("", "Reshape",
-              {.rounding_commutes = true, .moves_values_only = true, .precision = PrecisionClass::Exact, .shape_only = true, .host_inputs = {1}});
+              {.rounding_commutes = true,
+               .moves_values_only = true,
+               .precision = PrecisionClass::Exact,
+               .shape_only = true,
+               .host_inputs = {1}});
 MPA_REGISTER_OP("", "Reshape", ReshapeOp, 1, 5, 13, 14, 19, 21, 23, 24, 25);
 
 class FlattenOp : public OpKernel {
@@ -87,8 +91,9 @@ class FlattenOp : public OpKernel {
  private:
   int64_t axis_;
 };
-MPA_OP_TRAITS("", "Flatten",
-              {.rounding_commutes = true, .moves_values_only = true, .precision = PrecisionClass::Exact, .shape_only = true});
+MPA_OP_TRAITS(
+    "", "Flatten",
+    {.rounding_commutes = true, .moves_values_only = true, .precision = PrecisionClass::Exact, .shape_only = true});
 MPA_REGISTER_OP("", "Flatten", FlattenOp, 1, 9, 11, 13, 21, 23, 24, 25);
 
 class SqueezeOp : public OpKernel {
@@ -114,7 +119,11 @@ class SqueezeOp : public OpKernel {
   std::vector<int64_t> attr_axes_;
 };
 MPA_OP_TRAITS("", "Squeeze",
-              {.rounding_commutes = true, .moves_values_only = true, .precision = PrecisionClass::Exact, .shape_only = true, .host_inputs = {1}});
+              {.rounding_commutes = true,
+               .moves_values_only = true,
+               .precision = PrecisionClass::Exact,
+               .shape_only = true,
+               .host_inputs = {1}});
 MPA_REGISTER_OP("", "Squeeze", SqueezeOp, 1, 11, 13, 21, 23, 24, 25);
 
 class UnsqueezeOp : public OpKernel {
@@ -142,7 +151,11 @@ class UnsqueezeOp : public OpKernel {
   std::vector<int64_t> attr_axes_;
 };
 MPA_OP_TRAITS("", "Unsqueeze",
-              {.rounding_commutes = true, .moves_values_only = true, .precision = PrecisionClass::Exact, .shape_only = true, .host_inputs = {1}});
+              {.rounding_commutes = true,
+               .moves_values_only = true,
+               .precision = PrecisionClass::Exact,
+               .shape_only = true,
+               .host_inputs = {1}});
 MPA_REGISTER_OP("", "Unsqueeze", UnsqueezeOp, 1, 11, 13, 21, 23, 24, 25);
 
 }  // namespace mpa

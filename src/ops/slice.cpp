@@ -1,8 +1,9 @@
 // Slice: starts/ends/axes as attributes before opset 10, as inputs (plus steps) since; the geometry is
 // ops/slice.h, shared with the CUDA kernel.
+#include "ops/slice.h"
+
 #include "ops/copy_strided.h"
 #include "ops/shape_helpers.h"
-#include "ops/slice.h"
 
 namespace mpa {
 
@@ -21,7 +22,8 @@ class SliceOp : public OpKernel {
  private:
   SliceAttrs attrs_;
 };
-MPA_OP_TRAITS("", "Slice", {.rounding_commutes = true, .precision = PrecisionClass::Exact, .host_inputs = {1, 2, 3, 4}});
+MPA_OP_TRAITS("", "Slice",
+              {.rounding_commutes = true, .precision = PrecisionClass::Exact, .host_inputs = {1, 2, 3, 4}});
 MPA_REGISTER_OP("", "Slice", SliceOp, 1, 10, 11, 13);
 
 }  // namespace mpa

@@ -461,12 +461,14 @@ std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::v
       run_on(runs_on, i, step.inputs, results, config, node.implicit_inputs.empty() ? nullptr : &scopes[s],
              observer ? observer->subgraphs(i, s) : nullptr);
       step.run_seconds = since(running);
-      step.device_seconds = observer && observer->wants_device_time() ? runs_on.last_run_device_seconds() : std::nullopt;
+      step.device_seconds =
+          observer && observer->wants_device_time() ? runs_on.last_run_device_seconds() : std::nullopt;
       const auto storing = now();
       if (config.storage != Format::FP32 || narrow)
         for (size_t o = 0; o < results.size(); ++o)
           if (results[o].defined())
-            runs_on.store_in_format(results[o], config.storage, streams[s].output_scale ? streams[s].output_scale(i, o) : 1);
+            runs_on.store_in_format(results[o], config.storage,
+                                    streams[s].output_scale ? streams[s].output_scale(i, o) : 1);
       step.convert_seconds += since(storing);
       step.outputs.assign(node.outputs.size(), nullptr);
       for (size_t k = 0; k < node.outputs.size(); ++k)

@@ -30,7 +30,7 @@ struct Input {
       : shape(std::move(shape)), fill(fill), constant(constant), values(std::move(values)) {}
   Shape shape;
   Fill fill;
-  bool constant;                 // an initializer (weights, shapes, bounds), not a fed graph input
+  bool constant;                // an initializer (weights, shapes, bounds), not a fed graph input
   std::vector<int64_t> values;  // Fill::Values: int64 elements; Fill::Indices: [-n, n) with n = values[0]
 };
 
@@ -64,9 +64,9 @@ std::vector<Case> cases() {
     all.push_back({op, {positive_only ? positive({3, 17}) : specials({3, 17})}});
     all.push_back({op, {x({0, 5})}});
   };
-  for (const char* op : {"Exp", "Erf", "Sin", "Cos", "Tanh", "Sigmoid", "Softplus", "Softsign", "HardSigmoid",
-                         "HardSwish", "LeakyRelu", "Elu", "Selu", "Mish", "Relu", "Neg", "Abs", "Floor", "Ceil",
-                         "Reciprocal", "Sign"})
+  for (const char* op : {"Exp",      "Erf",         "Sin",       "Cos",       "Tanh", "Sigmoid",    "Softplus",
+                         "Softsign", "HardSigmoid", "HardSwish", "LeakyRelu", "Elu",  "Selu",       "Mish",
+                         "Relu",     "Neg",         "Abs",       "Floor",     "Ceil", "Reciprocal", "Sign"})
     unary(op);
   unary("Sqrt", true);
   unary("Log", true);
@@ -88,10 +88,11 @@ std::vector<Case> cases() {
   all.push_back({"MatMul", {x({2, 1, 4, 6}), x({3, 6, 5})}, {}, true});
   all.push_back({"MatMul", {x({6}), x({2, 6, 3})}, {}, true});
   all.push_back({"Gemm", {x({7, 12}), weight({10, 12}), weight({10})}, {{"transB", Attribute::of_int(1)}}, true});
-  all.push_back({"Gemm",
-                 {x({12, 7}), weight({12, 10}), weight({7, 1})},
-                 {{"transA", Attribute::of_int(1)}, {"alpha", Attribute::of_float(0.5f)}, {"beta", Attribute::of_float(2.f)}},
-                 true});
+  all.push_back(
+      {"Gemm",
+       {x({12, 7}), weight({12, 10}), weight({7, 1})},
+       {{"transA", Attribute::of_int(1)}, {"alpha", Attribute::of_float(0.5f)}, {"beta", Attribute::of_float(2.f)}},
+       true});
   all.push_back({"Conv",
                  {x({2, 3, 11, 13}), weight({8, 3, 3, 3}), weight({8})},
                  {{"pads", Attribute::of_ints({1, 1, 1, 1})}, {"strides", Attribute::of_ints({2, 2})}},
@@ -111,10 +112,13 @@ std::vector<Case> cases() {
                   {"count_include_pad", Attribute::of_int(1)},
                   {"ceil_mode", Attribute::of_int(1)},
                   {"strides", Attribute::of_ints({2, 2})}}});
-  all.push_back({"AveragePool", {x({1, 2, 7})}, {{"kernel_shape", Attribute::of_ints({3})}, {"pads", Attribute::of_ints({1, 1})}}});
+  all.push_back({"AveragePool",
+                 {x({1, 2, 7})},
+                 {{"kernel_shape", Attribute::of_ints({3})}, {"pads", Attribute::of_ints({1, 1})}}});
   all.push_back({"GlobalAveragePool", {x({2, 5, 7, 3})}});
   all.push_back({"GlobalMaxPool", {x({2, 5, 7, 3})}});
-  all.push_back({"BatchNormalization", {x({2, 5, 7, 3}), weight({5}), weight({5}), weight({5}), {{5}, Fill::Positive, true}}});
+  all.push_back(
+      {"BatchNormalization", {x({2, 5, 7, 3}), weight({5}), weight({5}), weight({5}), {{5}, Fill::Positive, true}}});
   all.push_back({"LayerNormalization", {x({4, 7, 33}), weight({33}), weight({33})}});
   all.push_back({"LayerNormalization", {x({3, 4, 5}), weight({4, 5}), weight({5})}, {{"axis", Attribute::of_int(1)}}});
   all.push_back({"Softmax", {x({5, 37})}});
@@ -296,11 +300,12 @@ bool compare(const Tensor& cpu, const Tensor& device, Format format, const Toler
       // An error that is many ulps only where the function cancels (Gelu's 1 + erf(x / sqrt 2) for negative x
       // magnifies a 1-ulp libm difference 300-fold) still passes when it is negligible overall.
       metric = "max " + std::to_string(max_ulps) + " ulp (limit " + std::to_string(static_cast<int>(tol.limit)) +
-               ", or nmse below " + format_number(b, sizeof b, kNegligibleNmse) + "), nmse " + format_number(a, sizeof a, nmse);
+               ", or nmse below " + format_number(b, sizeof b, kNegligibleNmse) + "), nmse " +
+               format_number(a, sizeof a, nmse);
       return max_ulps <= tol.limit || nmse < kNegligibleNmse;
     case Tolerance::Kind::Nmse:
-      metric = std::string("nmse ") + format_number(a, sizeof a, nmse) + " (limit " + format_number(b, sizeof b, tol.limit) +
-               "), max " + std::to_string(max_ulps) + " ulp";
+      metric = std::string("nmse ") + format_number(a, sizeof a, nmse) + " (limit " +
+               format_number(b, sizeof b, tol.limit) + "), max " + std::to_string(max_ulps) + " ulp";
       return nmse <= tol.limit;
   }
   return false;
@@ -316,12 +321,10 @@ struct Setting {
 
 Summary run(const Backend& device, const std::string& op_filter, std::ostream& out) {
   const std::regex filter(op_filter.empty() ? ".*" : op_filter);
-  const std::vector<Setting> settings = {{Format::FP32, Accumulation::FP32, "fp32"},
-                                         {Format::FP16, Accumulation::FP32, "fp16"},
-                                         {Format::BF16, Accumulation::FP32, "bf16"},
-                                         {Format::TF32, Accumulation::FP32, "tf32"},
-                                         {Format::FP8E4M3FN, Accumulation::FP32, "fp8e4m3"},
-                                         {Format::FP16, Accumulation::FP16, "fp16+acc16"}};
+  const std::vector<Setting> settings = {
+      {Format::FP32, Accumulation::FP32, "fp32"},         {Format::FP16, Accumulation::FP32, "fp16"},
+      {Format::BF16, Accumulation::FP32, "bf16"},         {Format::TF32, Accumulation::FP32, "tf32"},
+      {Format::FP8E4M3FN, Accumulation::FP32, "fp8e4m3"}, {Format::FP16, Accumulation::FP16, "fp16+acc16"}};
   Summary summary;
   char line[512];
   std::snprintf(line, sizeof line, "%-20s %-22s %-11s %-6s %s\n", "op", "inputs", "format", "result", "measure");
@@ -357,8 +360,8 @@ Summary run(const Backend& device, const std::string& op_filter, std::ostream& o
           const Tensor expected = on_cpu.run(feeds).at("y");
           const Tensor got = on_device.run(feeds).at("y");
           const Tolerance tol = tolerance(traits_of(graph->nodes[0]).precision, setting.format, setting.accumulation);
-          outcome.result = compare(expected, got, setting.format, tol, outcome.metric) ? Outcome::Result::Ok
-                                                                                         : Outcome::Result::Fail;
+          outcome.result =
+              compare(expected, got, setting.format, tol, outcome.metric) ? Outcome::Result::Ok : Outcome::Result::Fail;
         }
       } catch (const Error& e) {
         outcome.result = Outcome::Result::Fail;

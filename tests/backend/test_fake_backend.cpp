@@ -264,9 +264,29 @@ TEST_F(Fake, TheAuditReportNamesEachFallbackWithItsReason) {
 // through the real executor on both sides (host inputs, shape-only ops, format storage) and must agree
 // bit for bit or within its tolerance; ops the fake does not run are "not supported", never failures.
 TEST(FakeSelftest, HarnessPassesWhereTheDeviceIsTheCpu) {
-  const FakeOps ops({"Exp", "Relu", "Add", "Div", "Pow", "MatMul", "Gemm", "Conv", "MaxPool", "AveragePool",
-                     "BatchNormalization", "LayerNormalization", "Softmax", "ReduceMean", "Transpose", "Slice",
-                     "Concat", "Gather", "Where", "Clip", "Expand", "Reshape", "Unsqueeze"});
+  const FakeOps ops({"Exp",
+                     "Relu",
+                     "Add",
+                     "Div",
+                     "Pow",
+                     "MatMul",
+                     "Gemm",
+                     "Conv",
+                     "MaxPool",
+                     "AveragePool",
+                     "BatchNormalization",
+                     "LayerNormalization",
+                     "Softmax",
+                     "ReduceMean",
+                     "Transpose",
+                     "Slice",
+                     "Concat",
+                     "Gather",
+                     "Where",
+                     "Clip",
+                     "Expand",
+                     "Reshape",
+                     "Unsqueeze"});
   std::ostringstream out;
   const selftest::Summary summary = selftest::run(FakeBackend::instance(), "", out);
   EXPECT_EQ(summary.failed, 0) << out.str();

@@ -133,7 +133,8 @@ TEST(Commands, DevicesAndTheDeviceOption) {
             0);
   EXPECT_TRUE(read_whole_file(dir / "a.json") == read_whole_file(dir / "b.json"));
   if (devices.out.find("cuda:0  available") == std::string::npos)
-    expect_clean_error(run_cli(dir, "audit " + model + " --device cuda"), {"--device cuda", "not available on this machine"});
+    expect_clean_error(run_cli(dir, "audit " + model + " --device cuda"),
+                       {"--device cuda", "not available on this machine"});
   expect_clean_error(run_cli(dir, "run " + model + " --device tpu"), {"--device tpu", "it has: cpu"});
 }
 

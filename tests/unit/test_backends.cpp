@@ -39,7 +39,8 @@ TEST(Backends, AnUnknownDeviceFailsNamingTheBackendsThereAre) {
     backend_named("tpu");
     FAIL() << "no error";
   } catch (const Error& e) {
-    EXPECT_EQ(std::string(e.what()).rfind("--device tpu: no such backend in this build (it has: cpu", 0), 0u) << e.what();
+    EXPECT_EQ(std::string(e.what()).rfind("--device tpu: no such backend in this build (it has: cpu", 0), 0u)
+        << e.what();
   }
 }
 
@@ -51,11 +52,17 @@ TEST(Backends, AMissingModuleIsNamedWithWhereItWasLookedFor) {
     FAIL() << "no error";
   } catch (const Error& e) {
     const std::string what = e.what();
-    EXPECT_EQ(what.rfind("--device cuda:0: not available on this machine: module libmpaudit_backend_cuda.so not found (looked for ", 0), 0u) << what;
+    EXPECT_EQ(
+        what.rfind(
+            "--device cuda:0: not available on this machine: module libmpaudit_backend_cuda.so not found (looked for ",
+            0),
+        0u)
+        << what;
     EXPECT_NE(what.find("/libmpaudit_backend_cuda.so"), std::string::npos) << what;
   }
   bool listed = false;
   for (const Backend* b : backends())
-    if (b->name() == "cuda") listed = !b->available().ok && b->available().reason.find("not found") != std::string::npos;
+    if (b->name() == "cuda")
+      listed = !b->available().ok && b->available().reason.find("not found") != std::string::npos;
   EXPECT_TRUE(listed);
 }

@@ -1,5 +1,3 @@
-#include "backends/cuda/cuda_backend.h"
-
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <dlfcn.h>
@@ -9,6 +7,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "backends/cuda/cuda_backend.h"
 #include "backends/cuda/launch.cuh"
 #include "backends/cuda/math_modes.h"
 #include "backends/modules.h"
@@ -26,7 +25,8 @@ void check(cudaError_t status, const char* what) {
 
 void check(cublasStatus_t status, const char* what) {
   if (status != CUBLAS_STATUS_SUCCESS)
-    fail(std::string("cuBLAS: ") + what + ": " + cublasGetStatusName(status) + " (" + cublasGetStatusString(status) + ")");
+    fail(std::string("cuBLAS: ") + what + ": " + cublasGetStatusName(status) + " (" + cublasGetStatusString(status) +
+         ")");
 }
 
 void check(cudnnStatus_t status, const char* what) {
@@ -60,8 +60,8 @@ const Presence& presence() {
     const cudaError_t status = cudaGetDeviceCount(&found.count);
     if (status != cudaSuccess) {
       found.count = 0;
-      found.reason = std::string("no usable CUDA device (") + cudaGetErrorName(status) + ": " +
-                     cudaGetErrorString(status) + ")";
+      found.reason =
+          std::string("no usable CUDA device (") + cudaGetErrorName(status) + ": " + cudaGetErrorString(status) + ")";
       cudaGetLastError();  // clear it, so later calls do not see it
     } else if (found.count == 0) {
       found.reason = "no CUDA device (cudaGetDeviceCount found none)";
@@ -87,10 +87,10 @@ std::string versions_line() {
   cublasGetProperty(MINOR_VERSION, &cublas_minor);
   cublasGetProperty(PATCH_LEVEL, &cublas_patch);
   const size_t cudnn = cudnnGetVersion();  // 9.x.y as 90x0y
-  return "driver " + version_string(driver, 1000, 10) + ", runtime " + version_string(runtime, 1000, 10) +
-         ", cuBLAS " + std::to_string(cublas_major) + "." + std::to_string(cublas_minor) + "." +
-         std::to_string(cublas_patch) + ", cuDNN " + std::to_string(cudnn / 10000) + "." +
-         std::to_string((cudnn % 10000) / 100) + "." + std::to_string(cudnn % 100);
+  return "driver " + version_string(driver, 1000, 10) + ", runtime " + version_string(runtime, 1000, 10) + ", cuBLAS " +
+         std::to_string(cublas_major) + "." + std::to_string(cublas_minor) + "." + std::to_string(cublas_patch) +
+         ", cuDNN " + std::to_string(cudnn / 10000) + "." + std::to_string((cudnn % 10000) / 100) + "." +
+         std::to_string(cudnn % 100);
 }
 
 // [SECTION] The backend
@@ -250,7 +250,8 @@ std::string declined(const Node& node, const ExecConfig& config) {
     }
   }
   if (op == "MaxPool" && output_named(node, 1)) return "the Indices output runs on the CPU";
-  if (op == "BatchNormalization" && (output_named(node, 1) || (node.attribute("training_mode") && node.attribute("training_mode")->i)))
+  if (op == "BatchNormalization" &&
+      (output_named(node, 1) || (node.attribute("training_mode") && node.attribute("training_mode")->i)))
     return "training mode runs on the CPU";
   if (op == "LayerNormalization" && (output_named(node, 1) || output_named(node, 2)))
     return "the statistics outputs run on the CPU";
@@ -266,7 +267,8 @@ Support CudaBackend::supports(const Node& node, int64_t opset, const ExecConfig&
   const OpRegistry& registry = OpRegistry::instance();
   if (traits_of(node).shape_only) return {};
   if (!registry.find(kernel_table(), node.domain, node.op_type, opset))
-    return {false, "no CUDA kernel (" + registry.why_unsupported(kernel_table(), node.domain, node.op_type, opset) + ")"};
+    return {false,
+            "no CUDA kernel (" + registry.why_unsupported(kernel_table(), node.domain, node.op_type, opset) + ")"};
   if (std::string why = declined(node, config); !why.empty()) return {false, why};
   return {};
 }
@@ -276,12 +278,15 @@ std::vector<std::pair<std::string, std::string>> CudaBackend::numerics(const Exe
   return {
       {"gemm", gemm_note.empty() ? "cuBLAS, " + gemm_math_name(gemm_math(config, DType::Float32)) + ", no atomics"
                                  : "on the CPU: " + gemm_note},
-      {"conv", "cuDNN, " + conv_math_name(conv_math(config, DType::Float32)) +
-                   ", bias blended in before the one rounding; algorithm: cuDNN's heuristic ranking (never timed), first "
-                   "deterministic one of the math mode, kept per shape"},
-      {"elementwise", "the CPU's functors (src/kernels), IEEE division and square root, no FMA contraction, device libm"},
-      {"rows and reductions", "one thread per row or output in the CPU's element order (softmax, normalisations, "
-                              "pools); Reduce* in row-major order"},
+      {"conv",
+       "cuDNN, " + conv_math_name(conv_math(config, DType::Float32)) +
+           ", bias blended in before the one rounding; algorithm: cuDNN's heuristic ranking (never timed), first "
+           "deterministic one of the math mode, kept per shape"},
+      {"elementwise",
+       "the CPU's functors (src/kernels), IEEE division and square root, no FMA contraction, device libm"},
+      {"rows and reductions",
+       "one thread per row or output in the CPU's element order (softmax, normalisations, "
+       "pools); Reduce* in row-major order"},
       {"storage", "float32 values on the format's grid, rounded on the device as on the CPU"},
   };
 }
@@ -350,7 +355,8 @@ void CudaBackend::store_in_format(Tensor& tensor, Format storage, double scale) 
 namespace {
 
 // Per part, the largest finite |x| of the elements part, part + parts, ...
-template <class T> void partial_absmax(const T* x, int64_t n, double* partial, int64_t parts) {
+template <class T>
+void partial_absmax(const T* x, int64_t n, double* partial, int64_t parts) {
   for_each_index(parts, [=] __device__(int64_t part) {
     double m = 0;
     for (int64_t i = part; i < n; i += parts) {
@@ -412,7 +418,7 @@ extern "C" __attribute__((visibility("default"))) const char* mpa_backend_build(
 
 extern "C" __attribute__((visibility("default"))) void mpa_backend_register() {
   static std::vector<std::unique_ptr<mpa::cuda::CudaBackend>> made;  // never destroyed before exit
-  const int count = std::max(1, mpa::cuda::presence().count);  // cuda:0 stands, unavailable, when none
+  const int count = std::max(1, mpa::cuda::presence().count);        // cuda:0 stands, unavailable, when none
   for (int i = 0; i < count; ++i) {
     made.push_back(std::make_unique<mpa::cuda::CudaBackend>(i));
     mpa::add_backend(*made.back());

@@ -71,10 +71,14 @@ class CudaBackend : public Backend {
 const CudaBackend& running();
 
 // A device tensor's elements, typed (fails for a tensor on another device).
-template <class T> const T* device_data(const Tensor& t) {
+template <class T>
+const T* device_data(const Tensor& t) {
   return static_cast<const T*>(t.device_raw(running().device()));
 }
-template <class T> T* device_data(Tensor& t) { return static_cast<T*>(t.device_raw(running().device())); }
+template <class T>
+T* device_data(Tensor& t) {
+  return static_cast<T*>(t.device_raw(running().device()));
+}
 
 // The cuBLAS and cuDNN library versions and the driver/runtime versions, "13.0" style.
 std::string versions_line();

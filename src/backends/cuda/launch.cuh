@@ -16,12 +16,14 @@ namespace mpa::cuda {
 inline constexpr int kThreads = 256;
 inline constexpr int64_t kMaxBlocks = 4096;
 
-template <class Body> __global__ void grid_stride(int64_t n, Body body) {
+template <class Body>
+__global__ void grid_stride(int64_t n, Body body) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(blockDim.x) * gridDim.x) body(i);
 }
 
 // Runs body(i) for i in [0, n) on the running backend's stream.
-template <class Body> void for_each_index(int64_t n, Body body) {
+template <class Body>
+void for_each_index(int64_t n, Body body) {
   if (n <= 0) return;
   const int64_t blocks = std::min<int64_t>((n + kThreads - 1) / kThreads, kMaxBlocks);
   grid_stride<<<static_cast<unsigned>(blocks), kThreads, 0, running().stream()>>>(n, body);

@@ -12,7 +12,8 @@ GemmMath gemm_math(const ExecConfig& config, DType dtype) {
     case Format::BF16: return {CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F, CUBLAS_DEFAULT_MATH};
     default: break;
   }
-  if (config.tf32_gemm_inputs) return {CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_TF32_TENSOR_OP_MATH};
+  if (config.tf32_gemm_inputs)
+    return {CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_TF32_TENSOR_OP_MATH};
   return {};
 }
 
@@ -64,9 +65,9 @@ std::string conv_math_name(const ConvMath& math) {
       default: return "fp32";
     }
   };
-  const char* mode = math.math == CUDNN_FMA_MATH                           ? "CUDNN_FMA_MATH"
+  const char* mode = math.math == CUDNN_FMA_MATH                          ? "CUDNN_FMA_MATH"
                      : math.math == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION ? "CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION"
-                                                                           : "CUDNN_DEFAULT_MATH";
+                                                                          : "CUDNN_DEFAULT_MATH";
   return std::string(type(math.data)) + " data, " + type(math.compute) + " accumulation, " + mode;
 }
 

@@ -6,7 +6,8 @@
 
 namespace mpa {
 
-template <> ModF make_functor<ModF>(const OpInit& init);  // defined beside the CPU's Mod (ops/binary_arith.cpp)
+template <>
+ModF make_functor<ModF>(const OpInit& init);  // defined beside the CPU's Mod (ops/binary_arith.cpp)
 
 namespace cuda {
 

@@ -19,7 +19,8 @@ namespace mpa::cuda {
 
 namespace {
 
-template <class Handle, class Destroy> struct Descriptor {
+template <class Handle, class Destroy>
+struct Descriptor {
   Handle handle = nullptr;
   Destroy destroy;
   ~Descriptor() {
@@ -52,10 +53,12 @@ void widen(const std::byte* in, float* out, int64_t n, cudnnDataType_t type) {
 }
 
 // y[n, m, s] = bias[m], for every image n and position s.
-template <class T> void fill_bias(const T* bias, T* y, int64_t channels, int64_t spatial, int64_t n) {
+template <class T>
+void fill_bias(const T* bias, T* y, int64_t channels, int64_t spatial, int64_t n) {
   for_each_index(n, [=] __device__(int64_t i) { y[i] = bias[(i / spatial) % channels]; });
 }
-void fill_bias_half(const float* bias, std::byte* y, int64_t channels, int64_t spatial, int64_t n, cudnnDataType_t type) {
+void fill_bias_half(const float* bias, std::byte* y, int64_t channels, int64_t spatial, int64_t n,
+                    cudnnDataType_t type) {
   if (type == CUDNN_DATA_HALF) {
     __half* h = reinterpret_cast<__half*>(y);
     for_each_index(n, [=] __device__(int64_t i) { h[i] = __float2half_rn(bias[(i / spatial) % channels]); });
@@ -74,7 +77,8 @@ std::vector<int> packed_strides(const std::vector<int>& dims) {
 
 std::vector<int> as_ints(const std::vector<int64_t>& v) { return std::vector<int>(v.begin(), v.end()); }
 
-template <class Choose> cudnnConvolutionFwdAlgo_t algorithm_for(const std::vector<int64_t>& key, Choose&& choose) {
+template <class Choose>
+cudnnConvolutionFwdAlgo_t algorithm_for(const std::vector<int64_t>& key, Choose&& choose) {
   static std::mutex mutex;
   static std::map<std::vector<int64_t>, cudnnConvolutionFwdAlgo_t> chosen;
   std::lock_guard<std::mutex> lock(mutex);
@@ -95,15 +99,19 @@ class ConvOp : public OpKernel {
     if (!(x.rank() >= 3 && w.rank() == x.rank()))
       fail(label + ": X " + shape_str(x.shape()) + " and W " + shape_str(w.shape()) + " do not fit a convolution");
     if (x.dtype() != DType::Float32 && x.dtype() != DType::Float64)
-      fail(label + ": Conv on " + dtype_name(x.dtype()) + " has no CUDA kernel (float32 and float64 only); run it with --device cpu");
+      fail(label + ": Conv on " + dtype_name(x.dtype()) +
+           " has no CUDA kernel (float32 and float64 only); run it with --device cpu");
     const int64_t N = x.dim(0), C = x.dim(1), M = w.dim(0);
     if (!(group_ >= 1 && C % group_ == 0 && M % group_ == 0 && w.dim(1) == C / group_))
       fail(label + ": W " + shape_str(w.shape()) + " does not fit X " + shape_str(x.shape()) + " in " +
            std::to_string(group_) + " group(s)");
     const Shape x_spatial(x.shape().begin() + 2, x.shape().end()), w_spatial(w.shape().begin() + 2, w.shape().end());
     WindowGeometry g = window_geometry(label, attrs_, x_spatial, w_spatial);
-    if (g.pad_begin != g.pad_end) fail(label + ": asymmetric padding has no cuDNN convolution; run it with --device cpu");
-    if (b && b->numel() != M) fail(label + ": B has " + std::to_string(b->numel()) + " elements, W has " + std::to_string(M) + " output channels");
+    if (g.pad_begin != g.pad_end)
+      fail(label + ": asymmetric padding has no cuDNN convolution; run it with --device cpu");
+    if (b && b->numel() != M)
+      fail(label + ": B has " + std::to_string(b->numel()) + " elements, W has " + std::to_string(M) +
+           " output channels");
     Shape y_shape = {N, M};
     y_shape.insert(y_shape.end(), g.out.begin(), g.out.end());
     Tensor y = running().empty(x.dtype(), y_shape);
@@ -120,9 +128,11 @@ class ConvOp : public OpKernel {
       y_dims.push_back(int(g.out[d]));
     }
     cudnnHandle_t handle = backend.cudnn();
-    Descriptor<cudnnTensorDescriptor_t, decltype(&cudnnDestroyTensorDescriptor)> x_desc{nullptr, cudnnDestroyTensorDescriptor},
+    Descriptor<cudnnTensorDescriptor_t, decltype(&cudnnDestroyTensorDescriptor)> x_desc{nullptr,
+                                                                                        cudnnDestroyTensorDescriptor},
         y_desc{nullptr, cudnnDestroyTensorDescriptor};
-    Descriptor<cudnnFilterDescriptor_t, decltype(&cudnnDestroyFilterDescriptor)> w_desc{nullptr, cudnnDestroyFilterDescriptor};
+    Descriptor<cudnnFilterDescriptor_t, decltype(&cudnnDestroyFilterDescriptor)> w_desc{nullptr,
+                                                                                        cudnnDestroyFilterDescriptor};
     Descriptor<cudnnConvolutionDescriptor_t, decltype(&cudnnDestroyConvolutionDescriptor)> conv{
         nullptr, cudnnDestroyConvolutionDescriptor};
     check(cudnnCreateTensorDescriptor(&x_desc.handle), "cudnnCreateTensorDescriptor");
@@ -130,8 +140,10 @@ class ConvOp : public OpKernel {
     check(cudnnCreateFilterDescriptor(&w_desc.handle), "cudnnCreateFilterDescriptor");
     check(cudnnCreateConvolutionDescriptor(&conv.handle), "cudnnCreateConvolutionDescriptor");
     const int nd = static_cast<int>(x_dims.size());
-    check(cudnnSetTensorNdDescriptor(x_desc.handle, math.data, nd, x_dims.data(), packed_strides(x_dims).data()), "X descriptor");
-    check(cudnnSetTensorNdDescriptor(y_desc.handle, math.data, nd, y_dims.data(), packed_strides(y_dims).data()), "Y descriptor");
+    check(cudnnSetTensorNdDescriptor(x_desc.handle, math.data, nd, x_dims.data(), packed_strides(x_dims).data()),
+          "X descriptor");
+    check(cudnnSetTensorNdDescriptor(y_desc.handle, math.data, nd, y_dims.data(), packed_strides(y_dims).data()),
+          "Y descriptor");
     check(cudnnSetFilterNdDescriptor(w_desc.handle, math.data, CUDNN_TENSOR_NCHW, nd, w_dims.data()), "W descriptor");
     check(cudnnSetConvolutionNdDescriptor(conv.handle, nd - 2, as_ints(g.pad_begin).data(), as_ints(g.stride).data(),
                                           as_ints(g.dilation).data(), CUDNN_CROSS_CORRELATION, math.compute),
@@ -141,15 +153,16 @@ class ConvOp : public OpKernel {
 
     // One choice per geometry and math, kept for the process: the same shapes get the same algorithm in every
     // stream, sample and isolated run, and cuDNN's heuristics run once per shape, not once per node run.
-    std::vector<int64_t> key = {backend.device().index, int64_t(math.data), int64_t(math.compute), int64_t(math.math), group_};
+    std::vector<int64_t> key = {backend.device().index, int64_t(math.data), int64_t(math.compute), int64_t(math.math),
+                                group_};
     for (const auto* part : {&x_dims, &w_dims}) key.insert(key.end(), part->begin(), part->end());
     for (const auto* part : {&g.pad_begin, &g.stride, &g.dilation}) key.insert(key.end(), part->begin(), part->end());
     const cudnnConvolutionFwdAlgo_t algo = algorithm_for(key, [&] {
       return choose_algorithm(handle, x_desc.handle, w_desc.handle, conv.handle, y_desc.handle, math, label);
     });
     size_t workspace_bytes = 0;
-    check(cudnnGetConvolutionForwardWorkspaceSize(handle, x_desc.handle, w_desc.handle, conv.handle, y_desc.handle, algo,
-                                                  &workspace_bytes),
+    check(cudnnGetConvolutionForwardWorkspaceSize(handle, x_desc.handle, w_desc.handle, conv.handle, y_desc.handle,
+                                                  algo, &workspace_bytes),
           "cudnnGetConvolutionForwardWorkspaceSize");
     std::shared_ptr<std::byte[]> workspace = backend.allocate(workspace_bytes);
 
@@ -168,17 +181,20 @@ class ConvOp : public OpKernel {
     }
     const int64_t spatial = y.numel() / (N * M);
     if (b) {
-      if (sixteen) fill_bias_half(device_data<float>(*b), y16.get(), M, spatial, y.numel(), math.data);
-      else if (x.dtype() == DType::Float64) fill_bias(device_data<double>(*b), device_data<double>(y), M, spatial, y.numel());
-      else fill_bias(device_data<float>(*b), device_data<float>(y), M, spatial, y.numel());
+      if (sixteen)
+        fill_bias_half(device_data<float>(*b), y16.get(), M, spatial, y.numel(), math.data);
+      else if (x.dtype() == DType::Float64)
+        fill_bias(device_data<double>(*b), device_data<double>(y), M, spatial, y.numel());
+      else
+        fill_bias(device_data<float>(*b), device_data<float>(y), M, spatial, y.numel());
     }
     const double one64 = 1, zero64 = 0;
     const float one32 = 1, zero32 = 0;
     const bool doubles = math.data == CUDNN_DATA_DOUBLE;
     const void* alpha = doubles ? static_cast<const void*>(&one64) : static_cast<const void*>(&one32);
     const void* beta = b ? alpha : doubles ? static_cast<const void*>(&zero64) : static_cast<const void*>(&zero32);
-    check(cudnnConvolutionForward(handle, alpha, x_desc.handle, xp, w_desc.handle, wp, conv.handle, algo, workspace.get(),
-                                  workspace_bytes, beta, y_desc.handle, yp),
+    check(cudnnConvolutionForward(handle, alpha, x_desc.handle, xp, w_desc.handle, wp, conv.handle, algo,
+                                  workspace.get(), workspace_bytes, beta, y_desc.handle, yp),
           "cudnnConvolutionForward");
     if (sixteen) widen(y16.get(), device_data<float>(y), y.numel(), math.data);
     ctx.set_output(0, std::move(y));

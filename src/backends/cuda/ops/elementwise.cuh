@@ -10,7 +10,8 @@
 
 namespace mpa::cuda {
 
-template <class In, class Out, class F> void map_unary(const In* in, Out* out, int64_t n, F f) {
+template <class In, class Out, class F>
+void map_unary(const In* in, Out* out, int64_t n, F f) {
   for_each_index(n, [=] __device__(int64_t i) { out[i] = f(in[i]); });
 }
 
@@ -25,7 +26,8 @@ void map_binary(const A* a, const B* b, Out* out, int64_t n, const BroadcastInde
 }
 
 // Fails, as the CPU's require_nonzero_divisor does, when an integer divisor on the device holds a zero.
-template <class B> void require_nonzero_divisor_on_device(const Node& node, const B* b, int64_t n) {
+template <class B>
+void require_nonzero_divisor_on_device(const Node& node, const B* b, int64_t n) {
   std::shared_ptr<std::byte[]> flag = running().allocate(sizeof(int));
   int* zero = reinterpret_cast<int*>(flag.get());
   check(cudaMemsetAsync(zero, 0, sizeof(int), running().stream()), "cudaMemsetAsync");
@@ -38,7 +40,8 @@ template <class B> void require_nonzero_divisor_on_device(const Node& node, cons
   if (found) fail(node.label() + ": integer division by zero");
 }
 
-template <class F, TypeSet S, bool kBoolOut = false> class UnaryOp : public OpKernel {
+template <class F, TypeSet S, bool kBoolOut = false>
+class UnaryOp : public OpKernel {
  public:
   explicit UnaryOp(const OpInit& init) : f_(make_functor<F>(init)) {}
   void compute(KernelContext& ctx) const override {
@@ -56,7 +59,8 @@ template <class F, TypeSet S, bool kBoolOut = false> class UnaryOp : public OpKe
   F f_;
 };
 
-template <class F, BinaryTraits Tr> class BinaryOp : public OpKernel {
+template <class F, BinaryTraits Tr>
+class BinaryOp : public OpKernel {
  public:
   explicit BinaryOp(const OpInit& init) : f_(make_functor<F>(init)), legacy_(init) {}
   void compute(KernelContext& ctx) const override {

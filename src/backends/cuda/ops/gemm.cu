@@ -87,13 +87,14 @@ void run_gemm(const GemmCall& call, const GemmMath& math, const Tensor& a, const
   check(cublasSetMathMode(handle, math.math_mode), "cublasSetMathMode");
   const float alpha32 = static_cast<float>(call.alpha), beta32 = static_cast<float>(call.beta);
   const __half alpha16 = __float2half_rn(alpha32), beta16 = __float2half_rn(beta32);
-  const void* alpha = math.compute == CUBLAS_COMPUTE_64F ? static_cast<const void*>(&call.alpha)
+  const void* alpha = math.compute == CUBLAS_COMPUTE_64F   ? static_cast<const void*>(&call.alpha)
                       : math.compute == CUBLAS_COMPUTE_16F ? static_cast<const void*>(&alpha16)
                                                            : static_cast<const void*>(&alpha32);
-  const void* beta = math.compute == CUBLAS_COMPUTE_64F ? static_cast<const void*>(&call.beta)
+  const void* beta = math.compute == CUBLAS_COMPUTE_64F   ? static_cast<const void*>(&call.beta)
                      : math.compute == CUBLAS_COMPUTE_16F ? static_cast<const void*>(&beta16)
                                                           : static_cast<const void*>(&beta32);
-  const cublasOperation_t op_a = call.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, op_b = call.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t op_a = call.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N,
+                          op_b = call.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
   const auto at = [](const void* base, int64_t offset, size_t size) {
     return static_cast<const char*>(base) + offset * static_cast<int64_t>(size);
   };
@@ -131,7 +132,8 @@ void run_gemm(const GemmCall& call, const GemmMath& math, const Tensor& a, const
 }
 
 // Y[M, N] = C broadcast (row step c_row, column step c_col).
-template <class T> void broadcast_rows(const T* c, T* y, int64_t M, int64_t N, int64_t c_row, int64_t c_col) {
+template <class T>
+void broadcast_rows(const T* c, T* y, int64_t M, int64_t N, int64_t c_row, int64_t c_col) {
   for_each_index(M * N, [=] __device__(int64_t i) { y[i] = c[(i / N) * c_row + (i % N) * c_col]; });
 }
 
@@ -149,7 +151,8 @@ class MatMulOp : public OpKernel {
     const Tensor& a = ctx.input(0);
     const Tensor& b = ctx.input(1);
     if (!(a.rank() >= 1 && b.rank() >= 1))
-      fail(label + ": MatMul needs operands of rank >= 1, got " + shape_str(a.shape()) + " and " + shape_str(b.shape()));
+      fail(label + ": MatMul needs operands of rank >= 1, got " + shape_str(a.shape()) + " and " +
+           shape_str(b.shape()));
     if (!(a.dtype() == b.dtype())) fail(label + ": A is " + dtype_name(a.dtype()) + ", B is " + dtype_name(b.dtype()));
     require_gemm_type(ctx.node(), a);
     Shape as = a.shape(), bs = b.shape();
@@ -228,8 +231,10 @@ class GemmOp : public OpKernel {
     // C is broadcast into Y as it is and cuBLAS applies beta in its epilogue (one rounding of
     // alpha * AB + beta * C), as on the CPU.
     if (use_c) {
-      if (a.dtype() == DType::Float64) broadcast_rows(device_data<double>(*c), device_data<double>(y), M, N, c_row, c_col);
-      else broadcast_rows(device_data<float>(*c), device_data<float>(y), M, N, c_row, c_col);
+      if (a.dtype() == DType::Float64)
+        broadcast_rows(device_data<double>(*c), device_data<double>(y), M, N, c_row, c_col);
+      else
+        broadcast_rows(device_data<float>(*c), device_data<float>(y), M, N, c_row, c_col);
     }
     if (y.numel() > 0) {
       GemmCall call;

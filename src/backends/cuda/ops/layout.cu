@@ -25,7 +25,8 @@ struct StridedBox {
   int64_t dims[kMaxRank] = {}, src[kMaxRank] = {}, dst[kMaxRank] = {};
 };
 
-template <class U> void copy_box(U* dst, const U* src, int64_t n, StridedBox box) {
+template <class U>
+void copy_box(U* dst, const U* src, int64_t n, StridedBox box) {
   for_each_index(n, [=] __device__(int64_t i) {
     int64_t s = 0, d = 0;
     for (int k = box.rank - 1; k >= 0; --k) {
@@ -45,7 +46,8 @@ void copy_strided_on_device(std::byte* dst, const std::vector<int64_t>& dst_stri
   if (shape.size() > static_cast<size_t>(kMaxRank)) fail("cuda: data movement over more than 8 dims");
   StridedBox box;
   box.rank = static_cast<int>(shape.size());
-  for (size_t k = 0; k < shape.size(); ++k) box.dims[k] = shape[k], box.src[k] = src_strides[k], box.dst[k] = dst_strides[k];
+  for (size_t k = 0; k < shape.size(); ++k)
+    box.dims[k] = shape[k], box.src[k] = src_strides[k], box.dst[k] = dst_strides[k];
   visit_elem_bytes(elem_size, [&](auto tag) {
     using U = typename decltype(tag)::type;
     copy_box(reinterpret_cast<U*>(dst), reinterpret_cast<const U*>(src), n, box);
@@ -101,8 +103,8 @@ class SliceOp : public OpKernel {
     Tensor out = running().empty(in.dtype(), view.out_shape);
     const size_t size = dtype_size(in.dtype());
     if (out.numel() > 0)
-      copy_strided_on_device(bytes_of(out), contiguous_strides(view.out_shape), bytes_of(in) + view.src_offset * int64_t(size),
-                             view.src_strides, view.out_shape, size);
+      copy_strided_on_device(bytes_of(out), contiguous_strides(view.out_shape),
+                             bytes_of(in) + view.src_offset * int64_t(size), view.src_strides, view.out_shape, size);
     ctx.set_output(0, std::move(out));
   }
 
@@ -133,7 +135,8 @@ class ExpandOp : public OpKernel {
 
 class ConcatOp : public OpKernel {
  public:
-  explicit ConcatOp(const OpInit& init) : axis_(init.opset() < 4 ? init.get_int("axis", 1) : init.require_int("axis")) {}
+  explicit ConcatOp(const OpInit& init)
+      : axis_(init.opset() < 4 ? init.get_int("axis", 1) : init.require_int("axis")) {}
   void compute(KernelContext& ctx) const override {
     const Node& node = ctx.node();
     const size_t n = ctx.num_inputs();
@@ -160,8 +163,8 @@ class ConcatOp : public OpKernel {
     int64_t offset = 0;
     for (size_t i = 0; i < n; ++i) {
       const Tensor& t = ctx.input(i);
-      copy_strided_on_device(bytes_of(out) + offset * out_strides[static_cast<size_t>(axis)] * int64_t(size), out_strides,
-                             bytes_of(t), contiguous_strides(t.shape()), t.shape(), size);
+      copy_strided_on_device(bytes_of(out) + offset * out_strides[static_cast<size_t>(axis)] * int64_t(size),
+                             out_strides, bytes_of(t), contiguous_strides(t.shape()), t.shape(), size);
       offset += t.dim(static_cast<int>(axis));
     }
     ctx.set_output(0, std::move(out));
@@ -171,8 +174,8 @@ class ConcatOp : public OpKernel {
   int64_t axis_;
 };
 
-template <class U> void gather_rows(U* out, const U* data, const int64_t* rows, int64_t count, int64_t outer,
-                                    int64_t dim, int64_t inner) {
+template <class U>
+void gather_rows(U* out, const U* data, const int64_t* rows, int64_t count, int64_t outer, int64_t dim, int64_t inner) {
   for_each_index(outer * count * inner, [=] __device__(int64_t i) {
     const int64_t e = i % inner, j = (i / inner) % count, o = i / (inner * count);
     out[i] = data[(o * dim + rows[j]) * inner + e];
@@ -206,7 +209,8 @@ class GatherOp : public OpKernel {
       visit_elem_bytes(dtype_size(data.dtype()), [&](auto tag) {
         using U = typename decltype(tag)::type;
         gather_rows(reinterpret_cast<U*>(bytes_of(out)), reinterpret_cast<const U*>(bytes_of(data)),
-                    reinterpret_cast<const int64_t*>(d_rows.get()), static_cast<int64_t>(rows.size()), outer, dim, inner);
+                    reinterpret_cast<const int64_t*>(d_rows.get()), static_cast<int64_t>(rows.size()), outer, dim,
+                    inner);
       });
     }
     ctx.set_output(0, std::move(out));
@@ -216,7 +220,8 @@ class GatherOp : public OpKernel {
   int64_t axis_;
 };
 
-template <class U> void where(const bool* c, const U* x, const U* y, U* out, int64_t n, BroadcastIndex index) {
+template <class U>
+void where(const bool* c, const U* x, const U* y, U* out, int64_t n, BroadcastIndex index) {
   for_each_index(n, [=] __device__(int64_t i) {
     int64_t off[3];
     index.offsets(i, off, 3);
@@ -234,7 +239,8 @@ class WhereOp : public OpKernel {
     const Tensor& y = ctx.input(2);
     if (!(c.dtype() == DType::Bool)) fail(node.label() + ": condition must be bool, got " + dtype_name(c.dtype()));
     if (!(x.dtype() == y.dtype()))
-      fail(node.label() + ": X and Y have different element types " + dtype_name(x.dtype()) + " and " + dtype_name(y.dtype()));
+      fail(node.label() + ": X and Y have different element types " + dtype_name(x.dtype()) + " and " +
+           dtype_name(y.dtype()));
     const Shape out_shape = broadcast_output_shape(node, {c.shape(), x.shape(), y.shape()});
     Tensor out = running().empty(x.dtype(), out_shape);
     const BroadcastIndex index = broadcast_index(out_shape, {c.shape(), x.shape(), y.shape()});
@@ -262,8 +268,9 @@ class ClipOp : public OpKernel {
     visit_types<TypeSet::Numeric>(node, x.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       using C = compute_t<T>;
-      ClipF<C> clip{std::numeric_limits<C>::has_infinity ? -std::numeric_limits<C>::infinity() : std::numeric_limits<C>::lowest(),
-                    std::numeric_limits<C>::has_infinity ? std::numeric_limits<C>::infinity() : std::numeric_limits<C>::max()};
+      ClipF<C> clip{
+          std::numeric_limits<C>::has_infinity ? -std::numeric_limits<C>::infinity() : std::numeric_limits<C>::lowest(),
+          std::numeric_limits<C>::has_infinity ? std::numeric_limits<C>::infinity() : std::numeric_limits<C>::max()};
       if (bounds_from_inputs_) {
         if (const Tensor* lo = ctx.optional_input(1)) clip.lo = bound<T>(node, *lo, "min");
         if (const Tensor* hi = ctx.optional_input(2)) clip.hi = bound<T>(node, *hi, "max");
@@ -278,7 +285,8 @@ class ClipOp : public OpKernel {
   }
 
  private:
-  template <class T> static compute_t<T> bound(const Node& node, const Tensor& t, const char* name) {
+  template <class T>
+  static compute_t<T> bound(const Node& node, const Tensor& t, const char* name) {
     if (!(t.dtype() == dtype_of<T>))
       fail(node.label() + ": '" + name + "' has element type " + dtype_name(t.dtype()) + ", the input has " +
            dtype_name(dtype_of<T>));

@@ -12,7 +12,8 @@ namespace mpa::cuda {
 
 namespace {
 
-template <class A> std::shared_ptr<std::byte[]> constants_on_device(const std::vector<A>& values) {
+template <class A>
+std::shared_ptr<std::byte[]> constants_on_device(const std::vector<A>& values) {
   std::shared_ptr<std::byte[]> bytes = running().allocate(values.size() * sizeof(A));
   if (!values.empty())
     check(cudaMemcpyAsync(bytes.get(), values.data(), values.size() * sizeof(A), cudaMemcpyHostToDevice,
@@ -54,7 +55,8 @@ class BatchNormalizationOp : public OpKernel {
     const Tensor &scale_t = ctx.input(1), &bias_t = ctx.input(2), &mean_t = ctx.input(3), &var_t = ctx.input(4);
     for (const Tensor* t : {&scale_t, &bias_t, &mean_t, &var_t})
       if (!(t->numel() == C))
-        fail(who + ": scale, B, mean and var must have " + std::to_string(C) + " elements, got " + shape_str(t->shape()));
+        fail(who + ": scale, B, mean and var must have " + std::to_string(C) + " elements, got " +
+             shape_str(t->shape()));
     Tensor y = running().empty(x.dtype(), x.shape());
     visit_float(x.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
@@ -65,9 +67,9 @@ class BatchNormalizationOp : public OpKernel {
       for (size_t c = 0; c < inv_std.size(); ++c) inv_std[c] = A(1) / dmath::sqrt(var[c] + static_cast<A>(epsilon_));
       const auto d_scale = constants_on_device(scale), d_bias = constants_on_device(bias);
       const auto d_mean = constants_on_device(mean), d_inv = constants_on_device(inv_std);
-      normalize_channels(device_data<T>(x), device_data<T>(y), x.numel(), C, S, reinterpret_cast<const A*>(d_mean.get()),
-                         reinterpret_cast<const A*>(d_inv.get()), reinterpret_cast<const A*>(d_scale.get()),
-                         reinterpret_cast<const A*>(d_bias.get()));
+      normalize_channels(device_data<T>(x), device_data<T>(y), x.numel(), C, S,
+                         reinterpret_cast<const A*>(d_mean.get()), reinterpret_cast<const A*>(d_inv.get()),
+                         reinterpret_cast<const A*>(d_scale.get()), reinterpret_cast<const A*>(d_bias.get()));
     });
     ctx.set_output(0, std::move(y));
   }
@@ -86,7 +88,8 @@ void normalize_rows(const T* x, T* y, int64_t rows, int64_t n, A epsilon, const 
 }
 
 // The tensor is [rows, n] with n = prod(shape[axis:]), as ops/layer_norm.cpp splits it.
-template <class Stats, bool kHasBias> class TrailingNormOp : public OpKernel {
+template <class Stats, bool kHasBias>
+class TrailingNormOp : public OpKernel {
  public:
   explicit TrailingNormOp(const OpInit& init)
       : axis_(init.get_int("axis", -1)), epsilon_(init.get_float("epsilon", 1e-5f)) {}
@@ -103,8 +106,10 @@ template <class Stats, bool kHasBias> class TrailingNormOp : public OpKernel {
     Shape norm_shape;
     for (int64_t i = 0; i < x.rank(); ++i) {
       const int64_t d = x.dim(static_cast<int>(i));
-      if (i < axis) rows *= d;
-      else n *= d, norm_shape.push_back(d);
+      if (i < axis)
+        rows *= d;
+      else
+        n *= d, norm_shape.push_back(d);
     }
     Tensor y = running().empty(x.dtype(), x.shape());
     visit_float(x.dtype(), [&](auto tag) {

@@ -80,7 +80,8 @@ void pool(const T* x, T* y, int64_t planes, PoolWindows w, bool count_include_pa
   });
 }
 
-template <bool kMax> class PoolOp : public OpKernel {
+template <bool kMax>
+class PoolOp : public OpKernel {
  public:
   explicit PoolOp(const OpInit& init)
       : attrs_(WindowAttrs::read(init)), count_include_pad_(init.get_int("count_include_pad", 0) != 0) {}
@@ -110,26 +111,31 @@ template <bool kMax> class PoolOp : public OpKernel {
 
 // One thread per plane, in the CPU's order (ops/pool.cpp GlobalPoolOp): the maximum takes NaN, the mean
 // sums in the compute type.
-template <bool kMax, class T> void global_pool(const T* x, T* y, int64_t planes, int64_t size) {
+template <bool kMax, class T>
+void global_pool(const T* x, T* y, int64_t planes, int64_t size) {
   using C = compute_t<T>;
   for_each_index(planes, [=] __device__(int64_t plane) {
     const T* p = x + plane * size;
     C acc = kMax ? -static_cast<C>(INFINITY) : C(0);
     for (int64_t i = 0; i < size; ++i) {
       const C v = load(p[i]);
-      if (kMax) acc = (v > acc || v != v) ? v : acc;
-      else acc += v;
+      if (kMax)
+        acc = (v > acc || v != v) ? v : acc;
+      else
+        acc += v;
     }
     y[plane] = store<T>(kMax ? acc : static_cast<C>(acc / static_cast<C>(size)));
   });
 }
 
-template <bool kMax> class GlobalPoolOp : public OpKernel {
+template <bool kMax>
+class GlobalPoolOp : public OpKernel {
  public:
   explicit GlobalPoolOp(const OpInit&) {}
   void compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
-    if (!(x.rank() >= 2)) fail(ctx.node().label() + ": input X has shape " + shape_str(x.shape()) + ", needs N x C x ...");
+    if (!(x.rank() >= 2))
+      fail(ctx.node().label() + ": input X has shape " + shape_str(x.shape()) + ", needs N x C x ...");
     Shape out_shape = x.shape();
     std::fill(out_shape.begin() + 2, out_shape.end(), 1);
     Tensor y = running().empty(x.dtype(), out_shape);

@@ -38,7 +38,8 @@ ReduceWalk reduce_walk(const Shape& in, const std::vector<int64_t>& axes) {
   return walk;
 }
 
-template <class T, class F> void reduce(const T* x, T* y, int64_t outputs, ReduceWalk walk, F f) {
+template <class T, class F>
+void reduce(const T* x, T* y, int64_t outputs, ReduceWalk walk, F f) {
   for_each_index(outputs, [=] __device__(int64_t o) {
     int64_t base = 0, index = o;
     for (int d = walk.kept_rank - 1; d >= 0; --d) {

@@ -21,7 +21,8 @@ void softmax_rows(const T* in, T* out, compute_t<T>* scratch, int64_t rows, int6
   });
 }
 
-template <class Row> class SoftmaxFamilyOp : public OpKernel {
+template <class Row>
+class SoftmaxFamilyOp : public OpKernel {
  public:
   explicit SoftmaxFamilyOp(const OpInit& init)
       : coerce_2d_(init.opset() < 13), axis_(init.get_int("axis", init.opset() < 13 ? 1 : -1)) {}

@@ -7,20 +7,31 @@
 namespace mpa {
 
 // Attribute readers, defined beside the CPU registrations (ops/activation.cpp, ops/unary_math.cpp).
-template <> LeakyReluF make_functor<LeakyReluF>(const OpInit& init);
-template <> SwishF make_functor<SwishF>(const OpInit& init);
-template <> EluF make_functor<EluF>(const OpInit& init);
-template <> SeluF make_functor<SeluF>(const OpInit& init);
-template <> CeluF make_functor<CeluF>(const OpInit& init);
-template <> ThresholdedReluF make_functor<ThresholdedReluF>(const OpInit& init);
-template <> HardSigmoidF make_functor<HardSigmoidF>(const OpInit& init);
-template <> ShrinkF make_functor<ShrinkF>(const OpInit& init);
-template <> GeluF make_functor<GeluF>(const OpInit& init);
-template <> IsInfF make_functor<IsInfF>(const OpInit& init);
+template <>
+LeakyReluF make_functor<LeakyReluF>(const OpInit& init);
+template <>
+SwishF make_functor<SwishF>(const OpInit& init);
+template <>
+EluF make_functor<EluF>(const OpInit& init);
+template <>
+SeluF make_functor<SeluF>(const OpInit& init);
+template <>
+CeluF make_functor<CeluF>(const OpInit& init);
+template <>
+ThresholdedReluF make_functor<ThresholdedReluF>(const OpInit& init);
+template <>
+HardSigmoidF make_functor<HardSigmoidF>(const OpInit& init);
+template <>
+ShrinkF make_functor<ShrinkF>(const OpInit& init);
+template <>
+GeluF make_functor<GeluF>(const OpInit& init);
+template <>
+IsInfF make_functor<IsInfF>(const OpInit& init);
 
 namespace cuda {
 
-template <class F> using FloatOp = UnaryOp<F, TypeSet::Float>;
+template <class F>
+using FloatOp = UnaryOp<F, TypeSet::Float>;
 using ReluOp = UnaryOp<ReluF, TypeSet::Signed>;
 using NegOp = UnaryOp<NegF, TypeSet::Signed>;
 using AbsOp = UnaryOp<AbsF, TypeSet::Numeric>;
