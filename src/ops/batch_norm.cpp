@@ -25,18 +25,8 @@ class BatchNormalizationOp : public OpKernel {
   void compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const std::string who = ctx.node().label();
-    if (!(x.rank() >= 2)) fail(who + ": input must have rank >= 2 (N, C, ...), got " + shape_str(x.shape()));
-    const int64_t N = x.dim(0);
-    int64_t C = x.dim(1), S = x.numel() / std::max<int64_t>(N * C, 1);
-    if (!spatial_) {  // one statistic per activation: view x as [N, C * S, 1]
-      C *= S;
-      S = 1;
-    }
     const Tensor &scale_t = ctx.input(1), &bias_t = ctx.input(2), &mean_t = ctx.input(3), &var_t = ctx.input(4);
-    for (const Tensor* t : {&scale_t, &bias_t, &mean_t, &var_t})
-      if (!(t->numel() == C))
-        fail(who + ": scale, B, mean and var must have " + std::to_string(C) + " elements, got " +
-             shape_str(t->shape()));
+    const auto [N, C, S] = batch_norm_channels(who, x, spatial_, {&scale_t, &bias_t, &mean_t, &var_t});
     bool training = training_attr_;
     if (opset_ < 14) {
       for (size_t i = 1; i < ctx.num_outputs(); ++i) training = training || ctx.output_requested(i);

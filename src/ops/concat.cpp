@@ -1,6 +1,7 @@
 // Concat and Split: copies between one tensor and consecutive slabs of another along an axis.
 #include <numeric>
 
+#include "ops/concat.h"
 #include "ops/copy_strided.h"
 #include "ops/shape_helpers.h"
 
@@ -24,31 +25,39 @@ void copy_slab(Tensor& dst, const Tensor& src, int64_t axis, int64_t offset, boo
 
 }  // namespace
 
+ConcatGeometry concat_geometry(const KernelContext& ctx, int64_t axis_attr) {
+  const Node& node = ctx.node();
+  const size_t n = ctx.num_inputs();
+  if (n == 0) fail(node.label() + ": needs at least one input");
+  require_same_dtype(ctx, 0, n);
+  const Tensor& first = ctx.input(0);
+  ConcatGeometry g{normalize_axis(node, axis_attr, first.rank()), first.shape()};
+  const size_t axis = static_cast<size_t>(g.axis);
+  g.out_shape[axis] = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const Tensor& t = ctx.input(i);
+    bool ok = t.rank() == first.rank();
+    for (size_t d = 0; ok && d < first.shape().size(); ++d) ok = d == axis || t.shape()[d] == first.shape()[d];
+    if (!ok)
+      fail(node.label() + ": input " + std::to_string(i) + " has shape " + shape_str(t.shape()) +
+           ", incompatible with input 0 " + shape_str(first.shape()) + " for concatenation on axis " +
+           std::to_string(axis));
+    g.out_shape[axis] += t.shape()[axis];
+  }
+  return g;
+}
+
 class ConcatOp : public OpKernel {
  public:
   explicit ConcatOp(const OpInit& init)
       : axis_(init.opset() < 4 ? init.get_int("axis", 1) : init.require_int("axis")) {}
 
   void compute(KernelContext& ctx) const override {
-    const Node& node = ctx.node();
+    const ConcatGeometry g = concat_geometry(ctx, axis_);
     const size_t n = ctx.num_inputs();
-    if (n == 0) fail(node.label() + ": needs at least one input");
-    require_same_dtype(ctx, 0, n);
+    const int64_t axis = g.axis;
     const Tensor& first = ctx.input(0);
-    const int64_t axis = normalize_axis(node, axis_, first.rank());
-    Shape out_shape = first.shape();
-    out_shape[static_cast<size_t>(axis)] = 0;
-    for (size_t i = 0; i < n; ++i) {
-      const Tensor& t = ctx.input(i);
-      bool ok = t.rank() == first.rank();
-      for (int64_t d = 0; ok && d < first.rank(); ++d)
-        ok = d == axis || t.dim(static_cast<int>(d)) == first.dim(static_cast<int>(d));
-      if (!ok)
-        fail(node.label() + ": input " + std::to_string(i) + " has shape " + shape_str(t.shape()) +
-             ", incompatible with input 0 " + shape_str(first.shape()) + " for concatenation on axis " +
-             std::to_string(axis));
-      out_shape[static_cast<size_t>(axis)] += t.dim(static_cast<int>(axis));
-    }
+    const Shape& out_shape = g.out_shape;
     Tensor& out = allocate_checked(ctx, 0, first.dtype(), out_shape);
     int64_t offset = 0;
     for (size_t i = 0; i < n; ++i) {

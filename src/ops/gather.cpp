@@ -1,34 +1,37 @@
 // Gather, GatherElements, GatherND: validated indices become source offsets (ops/indexing.h), then
 // slices are copied by bytes.
+#include "ops/gather.h"
 #include "ops/indexing.h"
 #include "ops/shape_helpers.h"
 
 namespace mpa {
 
+GatherGeometry gather_geometry(const Node& node, int64_t axis_attr, const Tensor& data, const Tensor& indices) {
+  const int64_t axis = normalize_axis(node, axis_attr, data.rank());
+  const Shape& ds = data.shape();
+  GatherGeometry g;
+  g.outer = shape_numel(Shape(ds.begin(), ds.begin() + axis));
+  g.inner = shape_numel(Shape(ds.begin() + axis + 1, ds.end()));
+  g.dim = ds[static_cast<size_t>(axis)];
+  g.out_shape = Shape(ds.begin(), ds.begin() + axis);
+  g.out_shape.insert(g.out_shape.end(), indices.shape().begin(), indices.shape().end());
+  g.out_shape.insert(g.out_shape.end(), ds.begin() + axis + 1, ds.end());
+  for (int64_t value : index_values(node, indices)) g.rows.push_back(checked_index(node, value, g.dim, "index"));
+  return g;
+}
+
 class GatherOp : public OpKernel {
  public:
   explicit GatherOp(const OpInit& init) : axis_(init.get_int("axis", 0)) {}
   void compute(KernelContext& ctx) const override {
-    const Node& node = ctx.node();
     const Tensor& data = ctx.input(0);
-    const Tensor& indices = ctx.input(1);
-    const int64_t axis = normalize_axis(node, axis_, data.rank());
-    const Shape& ds = data.shape();
-    const int64_t outer = shape_numel(Shape(ds.begin(), ds.begin() + axis));
-    const int64_t inner = shape_numel(Shape(ds.begin() + axis + 1, ds.end()));
-    const int64_t dim = ds[static_cast<size_t>(axis)];
-    Shape out_shape(ds.begin(), ds.begin() + axis);
-    out_shape.insert(out_shape.end(), indices.shape().begin(), indices.shape().end());
-    out_shape.insert(out_shape.end(), ds.begin() + axis + 1, ds.end());
-    const std::vector<int64_t> values = index_values(node, indices);
-    std::vector<int64_t> rows(values.size());
-    for (size_t j = 0; j < values.size(); ++j) rows[j] = checked_index(node, values[j], dim, "index");
+    const GatherGeometry g = gather_geometry(ctx.node(), axis_, data, ctx.input(1));
     std::vector<int64_t> offsets;
-    offsets.reserve(static_cast<size_t>(outer) * rows.size());
-    for (int64_t o = 0; o < outer; ++o)
-      for (int64_t row : rows) offsets.push_back((o * dim + row) * inner);
-    Tensor& out = allocate_checked(ctx, 0, data.dtype(), out_shape);
-    gather_slices(out, data, offsets, inner);
+    offsets.reserve(static_cast<size_t>(g.outer) * g.rows.size());
+    for (int64_t o = 0; o < g.outer; ++o)
+      for (int64_t row : g.rows) offsets.push_back((o * g.dim + row) * g.inner);
+    Tensor& out = allocate_checked(ctx, 0, data.dtype(), g.out_shape);
+    gather_slices(out, data, offsets, g.inner);
   }
 
  private:

@@ -23,19 +23,9 @@ class TrailingNormOp : public OpKernel {
     const Tensor* bias_t = kHasBias ? ctx.optional_input(2) : nullptr;
     const std::string who = ctx.node().label();
     const int64_t axis = normalize_axis(axis_, x.rank(), who);
-    int64_t rows = 1, n = 1;
-    Shape norm_shape, stat_shape;
-    for (int64_t i = 0; i < x.rank(); ++i) {
-      const int64_t d = x.dim(static_cast<int>(i));
-      if (i < axis) {
-        rows *= d;
-        stat_shape.push_back(d);
-      } else {
-        n *= d;
-        norm_shape.push_back(d);
-        stat_shape.push_back(1);
-      }
-    }
+    const TrailingSplit split = trailing_split(x.shape(), axis);
+    const int64_t rows = split.rows, n = split.n;
+    const Shape &norm_shape = split.norm_shape, &stat_shape = split.stat_shape;
     Tensor& y = ctx.allocate_output(0, x.dtype(), x.shape());
     visit_float(x.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;

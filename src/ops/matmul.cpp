@@ -1,5 +1,7 @@
 // MatMul with numpy semantics: batch dims broadcast, 1-D operands promoted and their dim removed.
 // When B has no batch (weights), the batch folds into M and the whole op is one GEMM.
+#include "ops/matmul.h"
+
 #include "backends/cpu/gemm.h"
 #include "ops/compute_buffer.h"
 #include "ops/op.h"
@@ -7,9 +9,6 @@
 
 namespace mpa {
 
-namespace {
-
-// Per-batch element offsets of an operand whose batch dims broadcast to out_batch.
 std::vector<int64_t> batch_offsets(const Shape& batch, const Shape& out_batch, int64_t matrix_size) {
   const size_t rank = out_batch.size();
   std::vector<int64_t> strides(rank, 0);
@@ -35,6 +34,32 @@ std::vector<int64_t> batch_offsets(const Shape& batch, const Shape& out_batch, i
   return offsets;
 }
 
+MatMulGeometry matmul_geometry(const std::string& label, const Tensor& a, const Tensor& b) {
+  if (!(a.rank() >= 1 && b.rank() >= 1))
+    fail(label + ": MatMul needs operands of rank >= 1, got " + shape_str(a.shape()) + " and " + shape_str(b.shape()));
+  if (!(a.dtype() == b.dtype())) fail(label + ": A is " + dtype_name(a.dtype()) + ", B is " + dtype_name(b.dtype()));
+  Shape as = a.shape(), bs = b.shape();
+  const bool a_vec = as.size() == 1, b_vec = bs.size() == 1;
+  if (a_vec) as.insert(as.begin(), 1);
+  if (b_vec) bs.push_back(1);
+  MatMulGeometry g;
+  g.M = as[as.size() - 2];
+  g.K = as.back();
+  g.N = bs.back();
+  if (!(bs[bs.size() - 2] == g.K))
+    fail(label + ": cannot multiply " + shape_str(a.shape()) + " by " + shape_str(b.shape()) + " (inner dimensions " +
+         std::to_string(g.K) + " and " + std::to_string(bs[bs.size() - 2]) + ")");
+  g.a_batch = Shape(as.begin(), as.end() - 2);
+  g.b_batch = Shape(bs.begin(), bs.end() - 2);
+  g.out_batch = broadcast_shapes({g.a_batch, g.b_batch});
+  g.out_shape = g.out_batch;
+  if (!a_vec) g.out_shape.push_back(g.M);
+  if (!b_vec) g.out_shape.push_back(g.N);
+  return g;
+}
+
+namespace {
+
 class MatMulOp : public OpKernel {
  public:
   explicit MatMulOp(const OpInit&) {}
@@ -43,23 +68,9 @@ class MatMulOp : public OpKernel {
     const std::string label = ctx.node().label();
     const Tensor& a = ctx.input(0);
     const Tensor& b = ctx.input(1);
-    if (!(a.rank() >= 1 && b.rank() >= 1))
-      fail(label + ": MatMul needs operands of rank >= 1, got " + shape_str(a.shape()) + " and " +
-           shape_str(b.shape()));
-    if (!(a.dtype() == b.dtype())) fail(label + ": A is " + dtype_name(a.dtype()) + ", B is " + dtype_name(b.dtype()));
-    Shape as = a.shape(), bs = b.shape();
-    const bool a_vec = as.size() == 1, b_vec = bs.size() == 1;
-    if (a_vec) as.insert(as.begin(), 1);
-    if (b_vec) bs.push_back(1);
-    const int64_t M = as[as.size() - 2], K = as.back(), N = bs.back();
-    if (!(bs[bs.size() - 2] == K))
-      fail(label + ": cannot multiply " + shape_str(a.shape()) + " by " + shape_str(b.shape()) + " (inner dimensions " +
-           std::to_string(K) + " and " + std::to_string(bs[bs.size() - 2]) + ")");
-    const Shape a_batch(as.begin(), as.end() - 2), b_batch(bs.begin(), bs.end() - 2);
-    const Shape out_batch = broadcast_shapes({a_batch, b_batch});
-    Shape out_shape = out_batch;
-    if (!a_vec) out_shape.push_back(M);
-    if (!b_vec) out_shape.push_back(N);
+    const MatMulGeometry g = matmul_geometry(label, a, b);
+    const int64_t M = g.M, N = g.N, K = g.K;
+    const Shape &a_batch = g.a_batch, &b_batch = g.b_batch, &out_batch = g.out_batch, &out_shape = g.out_shape;
     Tensor& y = ctx.allocate_output(0, a.dtype(), out_shape);
     if (y.numel() == 0) return;
     const cpu::GemmMath math = gemm_math(ctx.config(), a.dtype());

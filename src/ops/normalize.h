@@ -2,6 +2,8 @@
 // the compute type, and the per-(instance, channel group) loop that InstanceNormalization,
 // GroupNormalization and BatchNormalization run over NC[spatial] tensors. Row math: src/kernels/normalize.h.
 #pragma once
+#include <algorithm>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -13,6 +15,49 @@
 namespace mpa {
 
 // Every element of a floating-point tensor, converted to A.
+// BatchNormalization's view of x [N, C, D1...] as [N, C, S] (spatial=0, opsets 1-7: one statistic per
+// activation, [N, C * S, 1]), every parameter holding C elements; fails naming the node.
+struct ChannelSplit {
+  int64_t N = 0, C = 0, S = 0;
+};
+inline ChannelSplit batch_norm_channels(const std::string& who, const Tensor& x, bool spatial,
+                                        std::initializer_list<const Tensor*> params) {
+  if (!(x.rank() >= 2)) fail(who + ": input must have rank >= 2 (N, C, ...), got " + shape_str(x.shape()));
+  ChannelSplit split{x.dim(0), x.dim(1), 0};
+  split.S = x.numel() / std::max<int64_t>(split.N * split.C, 1);
+  if (!spatial) {
+    split.C *= split.S;
+    split.S = 1;
+  }
+  for (const Tensor* t : params)
+    if (!(t->numel() == split.C))
+      fail(who + ": scale, B, mean and var must have " + std::to_string(split.C) + " elements, got " +
+           shape_str(t->shape()));
+  return split;
+}
+
+// LayerNormalization / RMSNormalization's view of x as [rows, n], n = prod(shape[axis:]) (axis normalised);
+// norm_shape = shape[axis:], stat_shape = shape[:axis] + [1] * (rank - axis).
+struct TrailingSplit {
+  int64_t rows = 1, n = 1;
+  Shape norm_shape, stat_shape;
+};
+inline TrailingSplit trailing_split(const Shape& shape, int64_t axis) {
+  TrailingSplit split;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    const int64_t d = shape[i];
+    if (static_cast<int64_t>(i) < axis) {
+      split.rows *= d;
+      split.stat_shape.push_back(d);
+    } else {
+      split.n *= d;
+      split.norm_shape.push_back(d);
+      split.stat_shape.push_back(1);
+    }
+  }
+  return split;
+}
+
 template <class A> std::vector<A> param_vector(const Tensor& t, const std::string& who) {
   std::vector<A> out(static_cast<size_t>(t.numel()));
   if (!dtype_is_float(t.dtype())) fail(who + ": expects a floating-point parameter tensor, got " + dtype_name(t.dtype()));

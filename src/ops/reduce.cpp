@@ -43,6 +43,33 @@ AxisSplit split_at_axis(const Shape& shape, int64_t axis) {
   return s;
 }
 
+AxisSplit softmax_rows_of(const Shape& shape, int64_t axis, bool coerce_2d, const std::string& who) {
+  AxisSplit s;
+  if (shape.empty()) return s;
+  s = split_at_axis(shape, normalize_axis(axis, static_cast<int64_t>(shape.size()), who));
+  if (coerce_2d) {
+    s.n *= s.inner;
+    s.inner = 1;
+  }
+  return s;
+}
+
+std::vector<int64_t> reduce_axes(const KernelContext& ctx, int64_t rank, bool axes_from_input,
+                                 bool noop_with_empty_axes, const std::vector<int64_t>& attr_axes) {
+  const std::string who = ctx.node().label();
+  std::vector<int64_t> axes = attr_axes;
+  if (axes_from_input) {
+    axes.clear();
+    if (const Tensor* t = ctx.optional_input(1)) {
+      if (!(t->dtype() == DType::Int64 || t->dtype() == DType::Int32)) fail(who + ": axes must be an int64 tensor");
+      axes = t->to_int64_vector();
+    }
+  }
+  if (axes.empty() && !noop_with_empty_axes)
+    for (int64_t i = 0; i < rank; ++i) axes.push_back(i);
+  return normalize_axes(axes, rank, who);
+}
+
 ReducePlan::ReducePlan(const Shape& in, const std::vector<int64_t>& axes, bool keepdims) {
   const size_t rank = in.size();
   std::vector<bool> reduced(rank, false);
@@ -150,18 +177,8 @@ class ReduceOp : public OpKernel {
   void compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const std::string who = ctx.node().label();
-    std::vector<int64_t> axes = attr_axes_;
-    if (axes_from_input_) {
-      axes.clear();
-      if (const Tensor* t = ctx.optional_input(1)) {
-        if (!(t->dtype() == DType::Int64 || t->dtype() == DType::Int32)) fail(who + ": axes must be an int64 tensor");
-        axes = t->to_int64_vector();
-      }
-    }
-    if (axes.empty() && !noop_with_empty_axes_) {
-      for (int64_t i = 0; i < x.rank(); ++i) axes.push_back(i);
-    }
-    const ReducePlan plan(x.shape(), normalize_axes(axes, x.rank(), who), keepdims_);
+    const ReducePlan plan(x.shape(), reduce_axes(ctx, x.rank(), axes_from_input_, noop_with_empty_axes_, attr_axes_),
+                          keepdims_);
     visit_dtype(x.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       if constexpr (std::is_same_v<T, bool> && !kAllowsBool) {

@@ -39,6 +39,15 @@ struct AxisSplit {
   int64_t outer = 1, n = 1, inner = 1;
 };
 AxisSplit split_at_axis(const Shape& shape, int64_t axis);
+// The rows of the softmax family (Softmax, LogSoftmax, Hardmax): around `axis` (opset 13 on), or of the
+// tensor coerced to 2-D at `axis` (before), where n counts everything from the axis on and inner is 1.
+AxisSplit softmax_rows_of(const Shape& shape, int64_t axis, bool coerce_2d, const std::string& who);
+
+class KernelContext;
+// The axes a Reduce* node reduces over: the 'axes' attribute, or from `axes_from_input` on its optional
+// int64 input 1 (a host input); none given means all, unless noop_with_empty_axes. Normalised and sorted.
+std::vector<int64_t> reduce_axes(const KernelContext& ctx, int64_t rank, bool axes_from_input,
+                                 bool noop_with_empty_axes, const std::vector<int64_t>& attr_axes);
 
 class ReducePlan {
  public:

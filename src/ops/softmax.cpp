@@ -36,16 +36,7 @@ class SoftmaxFamilyOp : public OpKernel {
 
   void compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
-    const std::string who = ctx.node().label();
-    AxisSplit s;
-    if (x.rank() > 0) {
-      const int64_t axis = normalize_axis(axis_, x.rank(), who);
-      s = split_at_axis(x.shape(), axis);
-      if (coerce_2d_) {
-        s.n *= s.inner;
-        s.inner = 1;
-      }
-    }
+    const AxisSplit s = softmax_rows_of(x.shape(), axis_, coerce_2d_, ctx.node().label());
     Tensor& y = ctx.allocate_output(0, x.dtype(), x.shape());
     visit_float(x.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;

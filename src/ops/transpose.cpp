@@ -5,6 +5,7 @@
 
 #include "ops/copy_strided.h"
 #include "ops/shape_helpers.h"
+#include "ops/transpose.h"
 
 namespace mpa {
 
@@ -19,25 +20,31 @@ void permute_into(KernelContext& ctx, const Tensor& in, const Shape& view, const
 
 }  // namespace
 
+std::vector<int64_t> TransposeAttrs::perm(const Node& node, const Shape& in) const {
+  const size_t rank = in.size();
+  std::vector<int64_t> perm(rank);
+  if (has_perm_) {
+    perm = perm_;
+    std::vector<int64_t> sorted = perm;
+    std::sort(sorted.begin(), sorted.end());
+    std::vector<int64_t> expected(rank);
+    std::iota(expected.begin(), expected.end(), 0);
+    if (sorted != expected)
+      fail(node.label() + ": perm " + shape_str(perm) + " is not a permutation of the " + std::to_string(rank) +
+           " axes of input " + shape_str(in));
+  } else {
+    for (size_t i = 0; i < rank; ++i) perm[i] = static_cast<int64_t>(rank - 1 - i);
+  }
+  return perm;
+}
+
 class TransposeOp : public OpKernel {
  public:
-  explicit TransposeOp(const OpInit& init) : perm_(init.get_ints("perm")), has_perm_(init.has("perm")) {}
+  explicit TransposeOp(const OpInit& init) : attrs_(init) {}
   void compute(KernelContext& ctx) const override {
     const Tensor& in = ctx.input(0);
     const size_t rank = static_cast<size_t>(in.rank());
-    std::vector<int64_t> perm(rank);
-    if (has_perm_) {
-      perm = perm_;
-      std::vector<int64_t> sorted = perm;
-      std::sort(sorted.begin(), sorted.end());
-      std::vector<int64_t> expected(rank);
-      std::iota(expected.begin(), expected.end(), 0);
-      if (sorted != expected)
-        fail(ctx.node().label() + ": perm " + shape_str(perm) + " is not a permutation of the " + std::to_string(rank) +
-             " axes of input " + shape_str(in.shape()));
-    } else {
-      for (size_t i = 0; i < rank; ++i) perm[i] = static_cast<int64_t>(rank - 1 - i);
-    }
+    const std::vector<int64_t> perm = attrs_.perm(ctx.node(), in.shape());
     Shape out_shape(rank);
     bool identity = true;
     for (size_t i = 0; i < rank; ++i) {
@@ -52,8 +59,7 @@ class TransposeOp : public OpKernel {
   }
 
  private:
-  std::vector<int64_t> perm_;
-  bool has_perm_;
+  TransposeAttrs attrs_;
 };
 MPA_OP_TRAITS("", "Transpose",
               {.rounding_commutes = true, .moves_values_only = true, .precision = PrecisionClass::Exact});

@@ -6,37 +6,12 @@
 
 #include "backends/cuda/launch.cuh"
 #include "backends/cuda/math_modes.h"
-#include "ops/op.h"
-#include "tensor/broadcast.h"
+#include "ops/gemm.h"
+#include "ops/matmul.h"
 
 namespace mpa::cuda {
 
 namespace {
-
-// Per-batch element offsets of an operand whose batch dims broadcast to out_batch (as ops/matmul.cpp).
-std::vector<int64_t> batch_offsets(const Shape& batch, const Shape& out_batch, int64_t matrix_size) {
-  const size_t rank = out_batch.size();
-  std::vector<int64_t> strides(rank, 0);
-  int64_t stride = matrix_size;
-  for (size_t i = batch.size(); i-- > 0;) {
-    strides[rank - batch.size() + i] = batch[i] == 1 ? 0 : stride;
-    stride *= batch[i];
-  }
-  const int64_t count = shape_numel(out_batch);
-  std::vector<int64_t> offsets(static_cast<size_t>(count));
-  std::vector<int64_t> idx(rank, 0);
-  int64_t off = 0;
-  for (int64_t i = 0; i < count; ++i) {
-    offsets[static_cast<size_t>(i)] = off;
-    for (size_t d = rank; d-- > 0;) {
-      off += strides[d];
-      if (++idx[d] < out_batch[d]) break;
-      off -= strides[d] * out_batch[d];
-      idx[d] = 0;
-    }
-  }
-  return offsets;
-}
 
 // A float32 or float64 device array in the operand type of `math` (a scratch copy for 16-bit operands:
 // exact, since the values are on the format's grid), kept alive by the returned holder.
@@ -147,27 +122,12 @@ class MatMulOp : public OpKernel {
  public:
   explicit MatMulOp(const OpInit&) {}
   void compute(KernelContext& ctx) const override {
-    const std::string label = ctx.node().label();
     const Tensor& a = ctx.input(0);
     const Tensor& b = ctx.input(1);
-    if (!(a.rank() >= 1 && b.rank() >= 1))
-      fail(label + ": MatMul needs operands of rank >= 1, got " + shape_str(a.shape()) + " and " +
-           shape_str(b.shape()));
-    if (!(a.dtype() == b.dtype())) fail(label + ": A is " + dtype_name(a.dtype()) + ", B is " + dtype_name(b.dtype()));
+    const MatMulGeometry g = matmul_geometry(ctx.node().label(), a, b);
     require_gemm_type(ctx.node(), a);
-    Shape as = a.shape(), bs = b.shape();
-    const bool a_vec = as.size() == 1, b_vec = bs.size() == 1;
-    if (a_vec) as.insert(as.begin(), 1);
-    if (b_vec) bs.push_back(1);
-    const int64_t M = as[as.size() - 2], K = as.back(), N = bs.back();
-    if (!(bs[bs.size() - 2] == K))
-      fail(label + ": cannot multiply " + shape_str(a.shape()) + " by " + shape_str(b.shape()) + " (inner dimensions " +
-           std::to_string(K) + " and " + std::to_string(bs[bs.size() - 2]) + ")");
-    const Shape a_batch(as.begin(), as.end() - 2), b_batch(bs.begin(), bs.end() - 2);
-    const Shape out_batch = broadcast_shapes({a_batch, b_batch});
-    Shape out_shape = out_batch;
-    if (!a_vec) out_shape.push_back(M);
-    if (!b_vec) out_shape.push_back(N);
+    const int64_t M = g.M, N = g.N, K = g.K;
+    const Shape &a_batch = g.a_batch, &b_batch = g.b_batch, &out_batch = g.out_batch, &out_shape = g.out_shape;
     Tensor y = running().empty(a.dtype(), out_shape);
     if (y.numel() > 0 && K == 0) {
       check(cudaMemsetAsync(y.device_raw(running().device()), 0, y.nbytes(), running().stream()), "cudaMemsetAsync");
@@ -197,65 +157,43 @@ class MatMulOp : public OpKernel {
 
 class GemmOp : public OpKernel {
  public:
-  explicit GemmOp(const OpInit& init)
-      : trans_a_(init.get_int("transA", 0) != 0),
-        trans_b_(init.get_int("transB", 0) != 0),
-        alpha_(init.get_float("alpha", 1.f)),
-        beta_(init.get_float("beta", 1.f)) {}
+  explicit GemmOp(const OpInit& init) : attrs_(init) {}
 
   void compute(KernelContext& ctx) const override {
-    const std::string label = ctx.node().label();
     const Tensor& a = ctx.input(0);
     const Tensor& b = ctx.input(1);
     const Tensor* c = ctx.optional_input(2);
-    if (!(a.rank() == 2 && b.rank() == 2))
-      fail(label + ": A " + shape_str(a.shape()) + " and B " + shape_str(b.shape()) + " must be matrices");
-    if (!(a.dtype() == b.dtype() && (!c || c->dtype() == a.dtype()))) fail(label + ": inputs differ in element type");
+    const GemmGeometry g = attrs_.geometry(ctx.node().label(), a, b, c);
     require_gemm_type(ctx.node(), a);
-    const int64_t M = trans_a_ ? a.dim(1) : a.dim(0), K = trans_a_ ? a.dim(0) : a.dim(1);
-    const int64_t N = trans_b_ ? b.dim(0) : b.dim(1), Kb = trans_b_ ? b.dim(1) : b.dim(0);
-    if (!(K == Kb))
-      fail(label + ": inner dimensions differ: op(A) is " + std::to_string(M) + "x" + std::to_string(K) +
-           ", op(B) is " + std::to_string(Kb) + "x" + std::to_string(N));
-    const bool use_c = c && beta_ != 0.f;
-    int64_t c_row = 0, c_col = 0;
-    if (c) {
-      const int64_t cm = c->rank() == 2 ? c->dim(0) : 1, cn = c->rank() >= 1 ? c->dim(c->rank() - 1) : 1;
-      if (!(c->rank() <= 2 && (cm == 1 || cm == M) && (cn == 1 || cn == N)))
-        fail(label + ": C has shape " + shape_str(c->shape()) + ", not broadcastable to " + std::to_string(M) + "x" +
-             std::to_string(N));
-      c_col = cn == 1 ? 0 : 1;
-      c_row = cm == 1 ? 0 : cn;
-    }
-    Tensor y = running().empty(a.dtype(), {M, N});
+    const bool use_c = c && attrs_.beta != 0.f;
+    Tensor y = running().empty(a.dtype(), {g.M, g.N});
     // C is broadcast into Y as it is and cuBLAS applies beta in its epilogue (one rounding of
     // alpha * AB + beta * C), as on the CPU.
     if (use_c) {
       if (a.dtype() == DType::Float64)
-        broadcast_rows(device_data<double>(*c), device_data<double>(y), M, N, c_row, c_col);
+        broadcast_rows(device_data<double>(*c), device_data<double>(y), g.M, g.N, g.c_row, g.c_col);
       else
-        broadcast_rows(device_data<float>(*c), device_data<float>(y), M, N, c_row, c_col);
+        broadcast_rows(device_data<float>(*c), device_data<float>(y), g.M, g.N, g.c_row, g.c_col);
     }
     if (y.numel() > 0) {
       GemmCall call;
-      call.trans_a = trans_a_;
-      call.trans_b = trans_b_;
-      call.M = M;
-      call.N = N;
-      call.K = K;
+      call.trans_a = attrs_.trans_a;
+      call.trans_b = attrs_.trans_b;
+      call.M = g.M;
+      call.N = g.N;
+      call.K = g.K;
       call.lda = a.dim(1);
       call.ldb = b.dim(1);
-      call.ldc = N;
-      call.alpha = alpha_;
-      call.beta = use_c ? beta_ : 0.0;
+      call.ldc = g.N;
+      call.alpha = attrs_.alpha;
+      call.beta = use_c ? attrs_.beta : 0.0;
       run_gemm(call, gemm_math(ctx.config(), a.dtype()), a, b, y);
     }
     ctx.set_output(0, std::move(y));
   }
 
  private:
-  bool trans_a_, trans_b_;
-  float alpha_, beta_;
+  GemmAttrs attrs_;
 };
 
 }  // namespace

@@ -2,16 +2,16 @@
 // size (bit-exact whatever the type); Clip runs the CPU's ClipF. Shapes, attributes, index validation and
 // bounds are the CPU's (ops/slice.h, ops/shape_helpers.h, tensor/broadcast.h), read on the host: the
 // shape, bounds and index inputs are host inputs (OpTraits::host_inputs).
-#include <algorithm>
-#include <limits>
 
 #include "backends/cuda/launch.cuh"
 #include "backends/cuda/ops/elementwise.cuh"
-#include "kernels/binary.h"
-#include "kernels/unary.h"
+#include "ops/clip.h"
+#include "ops/concat.h"
 #include "ops/copy_strided.h"
+#include "ops/gather.h"
 #include "ops/shape_helpers.h"
 #include "ops/slice.h"
+#include "ops/transpose.h"
 #include "tensor/broadcast.h"
 
 namespace mpa::cuda {
@@ -59,27 +59,14 @@ const std::byte* bytes_of(const Tensor& t) { return static_cast<const std::byte*
 
 class TransposeOp : public OpKernel {
  public:
-  explicit TransposeOp(const OpInit& init) : perm_(init.get_ints("perm")), has_perm_(init.has("perm")) {}
+  explicit TransposeOp(const OpInit& init) : attrs_(init) {}
   void compute(KernelContext& ctx) const override {
     const Tensor& in = ctx.input(0);
-    const size_t rank = static_cast<size_t>(in.rank());
-    std::vector<int64_t> perm(rank);
-    if (has_perm_) {
-      perm = perm_;
-      std::vector<int64_t> sorted = perm;
-      std::sort(sorted.begin(), sorted.end());
-      bool ok = sorted.size() == rank;
-      for (size_t i = 0; ok && i < rank; ++i) ok = sorted[i] == static_cast<int64_t>(i);
-      if (!ok)
-        fail(ctx.node().label() + ": perm " + shape_str(perm) + " is not a permutation of the " + std::to_string(rank) +
-             " axes of " + shape_str(in.shape()));
-    } else {
-      for (size_t i = 0; i < rank; ++i) perm[i] = static_cast<int64_t>(rank - 1 - i);
-    }
+    const std::vector<int64_t> perm = attrs_.perm(ctx.node(), in.shape());
     const std::vector<int64_t> in_strides = contiguous_strides(in.shape());
-    Shape out_shape(rank);
-    std::vector<int64_t> src_strides(rank);
-    for (size_t d = 0; d < rank; ++d) {
+    Shape out_shape(perm.size());
+    std::vector<int64_t> src_strides(perm.size());
+    for (size_t d = 0; d < perm.size(); ++d) {
       out_shape[d] = in.shape()[static_cast<size_t>(perm[d])];
       src_strides[d] = in_strides[static_cast<size_t>(perm[d])];
     }
@@ -90,8 +77,7 @@ class TransposeOp : public OpKernel {
   }
 
  private:
-  std::vector<int64_t> perm_;
-  bool has_perm_;
+  TransposeAttrs attrs_;
 };
 
 class SliceOp : public OpKernel {
@@ -138,25 +124,10 @@ class ConcatOp : public OpKernel {
   explicit ConcatOp(const OpInit& init)
       : axis_(init.opset() < 4 ? init.get_int("axis", 1) : init.require_int("axis")) {}
   void compute(KernelContext& ctx) const override {
-    const Node& node = ctx.node();
-    const size_t n = ctx.num_inputs();
-    if (n == 0) fail(node.label() + ": needs at least one input");
-    require_same_dtype(ctx, 0, n);
+    const ConcatGeometry g = concat_geometry(ctx, axis_);
     const Tensor& first = ctx.input(0);
-    const int64_t axis = normalize_axis(node, axis_, first.rank());
-    Shape out_shape = first.shape();
-    out_shape[static_cast<size_t>(axis)] = 0;
-    for (size_t i = 0; i < n; ++i) {
-      const Tensor& t = ctx.input(i);
-      bool ok = t.rank() == first.rank();
-      for (int64_t d = 0; ok && d < first.rank(); ++d)
-        ok = d == axis || t.dim(static_cast<int>(d)) == first.dim(static_cast<int>(d));
-      if (!ok)
-        fail(node.label() + ": input " + std::to_string(i) + " has shape " + shape_str(t.shape()) +
-             ", incompatible with input 0 " + shape_str(first.shape()) + " for concatenation on axis " +
-             std::to_string(axis));
-      out_shape[static_cast<size_t>(axis)] += t.dim(static_cast<int>(axis));
-    }
+    const Shape& out_shape = g.out_shape;
+    const size_t axis = static_cast<size_t>(g.axis), n = ctx.num_inputs();
     Tensor out = running().empty(first.dtype(), out_shape);
     const size_t size = dtype_size(first.dtype());
     const std::vector<int64_t> out_strides = contiguous_strides(out_shape);
@@ -165,7 +136,7 @@ class ConcatOp : public OpKernel {
       const Tensor& t = ctx.input(i);
       copy_strided_on_device(bytes_of(out) + offset * out_strides[static_cast<size_t>(axis)] * int64_t(size),
                              out_strides, bytes_of(t), contiguous_strides(t.shape()), t.shape(), size);
-      offset += t.dim(static_cast<int>(axis));
+      offset += t.shape()[axis];
     }
     ctx.set_output(0, std::move(out));
   }
@@ -186,21 +157,10 @@ class GatherOp : public OpKernel {
  public:
   explicit GatherOp(const OpInit& init) : axis_(init.get_int("axis", 0)) {}
   void compute(KernelContext& ctx) const override {
-    const Node& node = ctx.node();
     const Tensor& data = ctx.input(0);
-    const Tensor& indices = ctx.input(1);  // a host input: validated here, as on the CPU
-    const int64_t axis = normalize_axis(node, axis_, data.rank());
-    const Shape& ds = data.shape();
-    const int64_t outer = shape_numel(Shape(ds.begin(), ds.begin() + axis));
-    const int64_t inner = shape_numel(Shape(ds.begin() + axis + 1, ds.end()));
-    const int64_t dim = ds[static_cast<size_t>(axis)];
-    Shape out_shape(ds.begin(), ds.begin() + axis);
-    out_shape.insert(out_shape.end(), indices.shape().begin(), indices.shape().end());
-    out_shape.insert(out_shape.end(), ds.begin() + axis + 1, ds.end());
-    const std::vector<int64_t> values = index_values(node, indices);
-    std::vector<int64_t> rows(values.size());
-    for (size_t j = 0; j < values.size(); ++j) rows[j] = checked_index(node, values[j], dim, "index");
-    Tensor out = running().empty(data.dtype(), out_shape);
+    const GatherGeometry g = gather_geometry(ctx.node(), axis_, data, ctx.input(1));  // indices: a host input
+    const std::vector<int64_t>& rows = g.rows;
+    Tensor out = running().empty(data.dtype(), g.out_shape);
     if (out.numel() > 0) {
       std::shared_ptr<std::byte[]> d_rows = running().allocate(rows.size() * sizeof(int64_t));
       check(cudaMemcpyAsync(d_rows.get(), rows.data(), rows.size() * sizeof(int64_t), cudaMemcpyHostToDevice,
@@ -209,8 +169,8 @@ class GatherOp : public OpKernel {
       visit_elem_bytes(dtype_size(data.dtype()), [&](auto tag) {
         using U = typename decltype(tag)::type;
         gather_rows(reinterpret_cast<U*>(bytes_of(out)), reinterpret_cast<const U*>(bytes_of(data)),
-                    reinterpret_cast<const int64_t*>(d_rows.get()), static_cast<int64_t>(rows.size()), outer, dim,
-                    inner);
+                    reinterpret_cast<const int64_t*>(d_rows.get()), static_cast<int64_t>(rows.size()), g.outer, g.dim,
+                    g.inner);
       });
     }
     ctx.set_output(0, std::move(out));
@@ -253,48 +213,21 @@ class WhereOp : public OpKernel {
   }
 };
 
-// Clip: bounds as the CPU reads them (ops/clip.cpp): attributes before opset 11, optional scalar host
-// inputs since; absent bounds are unbounded.
 class ClipOp : public OpKernel {
  public:
-  explicit ClipOp(const OpInit& init) : bounds_from_inputs_(init.opset() >= 11) {
-    if (bounds_from_inputs_) return;
-    min_attr_ = init.get_float("min", -std::numeric_limits<float>::infinity());
-    max_attr_ = init.get_float("max", std::numeric_limits<float>::infinity());
-  }
+  explicit ClipOp(const OpInit& init) : attrs_(init) {}
   void compute(KernelContext& ctx) const override {
-    const Node& node = ctx.node();
     const Tensor& x = ctx.input(0);
-    visit_types<TypeSet::Numeric>(node, x.dtype(), [&](auto tag) {
+    visit_types<TypeSet::Numeric>(ctx.node(), x.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
-      using C = compute_t<T>;
-      ClipF<C> clip{
-          std::numeric_limits<C>::has_infinity ? -std::numeric_limits<C>::infinity() : std::numeric_limits<C>::lowest(),
-          std::numeric_limits<C>::has_infinity ? std::numeric_limits<C>::infinity() : std::numeric_limits<C>::max()};
-      if (bounds_from_inputs_) {
-        if (const Tensor* lo = ctx.optional_input(1)) clip.lo = bound<T>(node, *lo, "min");
-        if (const Tensor* hi = ctx.optional_input(2)) clip.hi = bound<T>(node, *hi, "max");
-      } else {
-        clip.lo = static_cast<C>(min_attr_);
-        clip.hi = static_cast<C>(max_attr_);
-      }
       Tensor y = running().empty(dtype_of<T>, x.shape());
-      map_unary(device_data<T>(x), device_data<T>(y), x.numel(), Stored<T, ClipF<C>>{clip});
+      map_unary(device_data<T>(x), device_data<T>(y), x.numel(), Stored<T, ClipF<compute_t<T>>>{attrs_.bounds<T>(ctx)});
       ctx.set_output(0, std::move(y));
     });
   }
 
  private:
-  template <class T>
-  static compute_t<T> bound(const Node& node, const Tensor& t, const char* name) {
-    if (!(t.dtype() == dtype_of<T>))
-      fail(node.label() + ": '" + name + "' has element type " + dtype_name(t.dtype()) + ", the input has " +
-           dtype_name(dtype_of<T>));
-    if (!(t.numel() == 1)) fail(node.label() + ": '" + name + "' must be a scalar, got shape " + shape_str(t.shape()));
-    return load(t.data<T>()[0]);
-  }
-  bool bounds_from_inputs_;
-  float min_attr_ = 0, max_attr_ = 0;
+  ClipAttrs attrs_;
 };
 
 }  // namespace

@@ -45,18 +45,8 @@ class BatchNormalizationOp : public OpKernel {
     const std::string who = ctx.node().label();
     if (training_ || (ctx.num_outputs() > 1 && ctx.output_requested(1)))
       fail(who + ": training-mode BatchNormalization has no CUDA kernel");
-    if (!(x.rank() >= 2)) fail(who + ": input must have rank >= 2 (N, C, ...), got " + shape_str(x.shape()));
-    const int64_t N = x.dim(0);
-    int64_t C = x.dim(1), S = x.numel() / std::max<int64_t>(N * C, 1);
-    if (!spatial_) {
-      C *= S;
-      S = 1;
-    }
     const Tensor &scale_t = ctx.input(1), &bias_t = ctx.input(2), &mean_t = ctx.input(3), &var_t = ctx.input(4);
-    for (const Tensor* t : {&scale_t, &bias_t, &mean_t, &var_t})
-      if (!(t->numel() == C))
-        fail(who + ": scale, B, mean and var must have " + std::to_string(C) + " elements, got " +
-             shape_str(t->shape()));
+    const ChannelSplit split = batch_norm_channels(who, x, spatial_, {&scale_t, &bias_t, &mean_t, &var_t});
     Tensor y = running().empty(x.dtype(), x.shape());
     visit_float(x.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
@@ -67,7 +57,7 @@ class BatchNormalizationOp : public OpKernel {
       for (size_t c = 0; c < inv_std.size(); ++c) inv_std[c] = A(1) / dmath::sqrt(var[c] + static_cast<A>(epsilon_));
       const auto d_scale = constants_on_device(scale), d_bias = constants_on_device(bias);
       const auto d_mean = constants_on_device(mean), d_inv = constants_on_device(inv_std);
-      normalize_channels(device_data<T>(x), device_data<T>(y), x.numel(), C, S,
+      normalize_channels(device_data<T>(x), device_data<T>(y), x.numel(), split.C, split.S,
                          reinterpret_cast<const A*>(d_mean.get()), reinterpret_cast<const A*>(d_inv.get()),
                          reinterpret_cast<const A*>(d_scale.get()), reinterpret_cast<const A*>(d_bias.get()));
     });
@@ -101,16 +91,9 @@ class TrailingNormOp : public OpKernel {
     const std::string who = ctx.node().label();
     if (ctx.num_outputs() > 1 && (ctx.output_requested(1) || (ctx.num_outputs() > 2 && ctx.output_requested(2))))
       fail(who + ": LayerNormalization's statistics outputs have no CUDA kernel");
-    const int64_t axis = normalize_axis(axis_, x.rank(), who);
-    int64_t rows = 1, n = 1;
-    Shape norm_shape;
-    for (int64_t i = 0; i < x.rank(); ++i) {
-      const int64_t d = x.dim(static_cast<int>(i));
-      if (i < axis)
-        rows *= d;
-      else
-        n *= d, norm_shape.push_back(d);
-    }
+    const TrailingSplit split = trailing_split(x.shape(), normalize_axis(axis_, x.rank(), who));
+    const int64_t rows = split.rows, n = split.n;
+    const Shape& norm_shape = split.norm_shape;
     Tensor y = running().empty(x.dtype(), x.shape());
     visit_float(x.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;

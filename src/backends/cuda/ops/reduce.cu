@@ -71,17 +71,7 @@ class ReduceOp : public OpKernel {
   void compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const std::string who = ctx.node().label();
-    std::vector<int64_t> axes = attr_axes_;
-    if (axes_from_input_) {
-      axes.clear();
-      if (const Tensor* t = ctx.optional_input(1)) {  // a host input (OpTraits::host_inputs)
-        if (!(t->dtype() == DType::Int64 || t->dtype() == DType::Int32)) fail(who + ": axes must be an int64 tensor");
-        axes = t->to_int64_vector();
-      }
-    }
-    if (axes.empty() && !noop_with_empty_axes_)
-      for (int64_t i = 0; i < x.rank(); ++i) axes.push_back(i);
-    axes = normalize_axes(axes, x.rank(), who);
+    const std::vector<int64_t> axes = reduce_axes(ctx, x.rank(), axes_from_input_, noop_with_empty_axes_, attr_axes_);
     const ReducePlan plan(x.shape(), axes, keepdims_);
     const ReduceWalk walk = reduce_walk(x.shape(), axes);
     visit_dtype(x.dtype(), [&](auto tag) {

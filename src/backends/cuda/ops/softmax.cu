@@ -29,14 +29,7 @@ class SoftmaxFamilyOp : public OpKernel {
 
   void compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
-    AxisSplit s;
-    if (x.rank() > 0) {
-      s = split_at_axis(x.shape(), normalize_axis(axis_, x.rank(), ctx.node().label()));
-      if (coerce_2d_) {
-        s.n *= s.inner;
-        s.inner = 1;
-      }
-    }
+    const AxisSplit s = softmax_rows_of(x.shape(), axis_, coerce_2d_, ctx.node().label());
     Tensor y = running().empty(x.dtype(), x.shape());
     visit_float(x.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
