@@ -1,6 +1,7 @@
 // Clip: bounds from the 'min'/'max' float attributes before opset 11, from the optional scalar inputs
 // 'min'/'max' (same type as the input) from opset 11. Absent bounds are unbounded. Math: ClipF.
 #include "ops/clip.h"
+
 #include "ops/elementwise.h"
 
 namespace mpa {

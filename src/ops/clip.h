@@ -18,7 +18,8 @@ class ClipAttrs {
   }
 
   // The functor clipping values of storage type T.
-  template <class T> ClipF<compute_t<T>> bounds(const KernelContext& ctx) const {
+  template <class T>
+  ClipF<compute_t<T>> bounds(const KernelContext& ctx) const {
     using C = compute_t<T>;
     ClipF<C> clip{lowest<C>(), highest<C>()};
     if (bounds_from_inputs_) {
@@ -32,19 +33,22 @@ class ClipAttrs {
   }
 
  private:
-  template <class C> static C lowest() {
+  template <class C>
+  static C lowest() {
     if constexpr (std::numeric_limits<C>::has_infinity)
       return -std::numeric_limits<C>::infinity();
     else
       return std::numeric_limits<C>::lowest();
   }
-  template <class C> static C highest() {
+  template <class C>
+  static C highest() {
     if constexpr (std::numeric_limits<C>::has_infinity)
       return std::numeric_limits<C>::infinity();
     else
       return std::numeric_limits<C>::max();
   }
-  template <class T> static compute_t<T> bound(const Node& node, const Tensor& t, const char* name) {
+  template <class T>
+  static compute_t<T> bound(const Node& node, const Tensor& t, const char* name) {
     if (!(t.dtype() == dtype_of<T>))
       fail(node.label() + ": '" + name + "' has element type " + dtype_name(t.dtype()) + ", the input has " +
            dtype_name(dtype_of<T>));

@@ -1,7 +1,8 @@
 // Concat and Split: copies between one tensor and consecutive slabs of another along an axis.
+#include "ops/concat.h"
+
 #include <numeric>
 
-#include "ops/concat.h"
 #include "ops/copy_strided.h"
 #include "ops/shape_helpers.h"
 

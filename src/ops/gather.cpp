@@ -1,6 +1,7 @@
 // Gather, GatherElements, GatherND: validated indices become source offsets (ops/indexing.h), then
 // slices are copied by bytes.
 #include "ops/gather.h"
+
 #include "ops/indexing.h"
 #include "ops/shape_helpers.h"
 

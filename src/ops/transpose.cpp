@@ -1,11 +1,12 @@
 // Transpose and the ops that are a transpose of a reshaped view: DepthToSpace, SpaceToDepth.
+#include "ops/transpose.h"
+
 #include <algorithm>
 #include <array>
 #include <numeric>
 
 #include "ops/copy_strided.h"
 #include "ops/shape_helpers.h"
-#include "ops/transpose.h"
 
 namespace mpa {
 
