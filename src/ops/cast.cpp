@@ -1,10 +1,11 @@
 // Cast (target type from the 'to' attribute; a type name string in opset 1) and CastLike (target type
 // of the second input). Conversion rules: cast_value in src/kernels/cast.h. 'saturate' and 'round_mode'
 // only concern float8/float4 targets, which the runtime does not store (UnsupportedType).
-#include "kernels/cast.h"
+#include "ops/cast.h"
 
 #include <map>
 
+#include "kernels/cast.h"
 #include "ops/elementwise.h"
 
 namespace mpa {
@@ -47,14 +48,15 @@ void cast_tensor(KernelContext& ctx, const Tensor& x, DType to) {
 
 }  // namespace
 
+DType cast_target(const OpInit& init) {
+  const Attribute& to = init.require("to");
+  const int32_t id = to.kind == Attribute::Kind::String ? type_from_name(init.node(), to.s) : static_cast<int32_t>(to.i);
+  return target_type(init.node(), id);
+}
+
 class CastOp : public OpKernel {
  public:
-  explicit CastOp(const OpInit& init) {
-    const Attribute& to = init.require("to");
-    const int32_t id =
-        to.kind == Attribute::Kind::String ? type_from_name(init.node(), to.s) : static_cast<int32_t>(to.i);
-    to_ = target_type(init.node(), id);
-  }
+  explicit CastOp(const OpInit& init) : to_(cast_target(init)) {}
   void compute(KernelContext& ctx) const override { cast_tensor(ctx, ctx.input(0), to_); }
 
  private:

@@ -54,7 +54,7 @@ class ConstantOfShapeOp : public OpKernel {
  private:
   Tensor value_;
 };
-MPA_OP_TRAITS("", "ConstantOfShape", {.precision = PrecisionClass::Exact});
+MPA_OP_TRAITS("", "ConstantOfShape", {.precision = PrecisionClass::Exact, .host_inputs = {0}});
 MPA_REGISTER_OP("", "ConstantOfShape", ConstantOfShapeOp, 9, 20, 21, 23, 24, 25);
 
 }  // namespace mpa

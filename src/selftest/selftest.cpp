@@ -138,6 +138,17 @@ std::vector<Case> cases() {
   all.push_back({"Gather", {x({4, 10, 3}), {{5}, Fill::Indices, false, {10}}}, {{"axis", Attribute::of_int(1)}}});
   all.push_back({"Expand", {x({3, 1}), int64s({2, 3, 4})}});
   all.push_back({"Reshape", {x({2, 3, 4}), int64s({6, -1})}});
+  all.push_back({"Pad", {x({2, 3, 5}), int64s({0, 1, 2, 0, -1, 3}), weight({})}});
+  all.push_back({"Pad", {x({1, 4, 9}), int64s({0, 0, 3, 0, 0, 2})}, {{"mode", Attribute::of_string("reflect")}}});
+  all.push_back({"Pad", {x({2, 5}), int64s({1, 2, 3, 1})}, {{"mode", Attribute::of_string("edge")}}});
+  all.push_back({"Pad", {x({2, 5}), int64s({2, 7, 0, 1})}, {{"mode", Attribute::of_string("wrap")}}});
+  all.push_back({"Cast", {x({3, 7})}, {{"to", Attribute::of_int(7)}}});   // float -> int64
+  all.push_back({"Cast", {x({3, 7})}, {{"to", Attribute::of_int(10)}}});  // float -> float16
+  all.push_back({"Cast", {Input({4, 5}, Fill::Indices, false, {1000})}, {{"to", Attribute::of_int(1)}}});
+  all.push_back({"Shape", {x({2, 3, 4})}, {{"start", Attribute::of_int(1)}}});
+  all.push_back({"Size", {x({2, 3, 4})}});
+  all.push_back({"ConstantOfShape", {int64s({2, 3})}, {{"value", Attribute::of_tensor(Tensor::from_vector<float>({1.5f}, {1}))}}});
+  all.push_back({"Constant", {}, {{"value", Attribute::of_tensor(Tensor::from_vector<float>({0.1f, -2.f, 3e4f}, {3}))}}});
   all.push_back({"Unsqueeze", {x({3, 4}), int64s({0, 3})}});
   return all;
 }
