@@ -50,7 +50,8 @@ void cast_tensor(KernelContext& ctx, const Tensor& x, DType to) {
 
 DType cast_target(const OpInit& init) {
   const Attribute& to = init.require("to");
-  const int32_t id = to.kind == Attribute::Kind::String ? type_from_name(init.node(), to.s) : static_cast<int32_t>(to.i);
+  const int32_t id =
+      to.kind == Attribute::Kind::String ? type_from_name(init.node(), to.s) : static_cast<int32_t>(to.i);
   return target_type(init.node(), id);
 }
 

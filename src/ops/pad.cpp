@@ -13,21 +13,21 @@
 namespace mpa {
 
 PadAttrs::PadAttrs(const OpInit& init)
-      : opset_(init.opset()),
-        pads_attr_(init.get_ints(init.opset() < 2 ? "paddings" : "pads")),
-        value_attr_(init.get_float("value", 0.f)) {
-    const std::string mode = init.get_string("mode", "constant");
-    if (mode == "constant")
-      mode_ = PadMode::Constant;
-    else if (mode == "reflect")
-      mode_ = PadMode::Reflect;
-    else if (mode == "edge")
-      mode_ = PadMode::Edge;
-    else if (mode == "wrap" && init.opset() >= 19)
-      mode_ = PadMode::Wrap;
-    else
-      fail(init.node().label() + ": mode '" + mode + "' is not supported at opset " + std::to_string(init.opset()));
-  }
+    : opset_(init.opset()),
+      pads_attr_(init.get_ints(init.opset() < 2 ? "paddings" : "pads")),
+      value_attr_(init.get_float("value", 0.f)) {
+  const std::string mode = init.get_string("mode", "constant");
+  if (mode == "constant")
+    mode_ = PadMode::Constant;
+  else if (mode == "reflect")
+    mode_ = PadMode::Reflect;
+  else if (mode == "edge")
+    mode_ = PadMode::Edge;
+  else if (mode == "wrap" && init.opset() >= 19)
+    mode_ = PadMode::Wrap;
+  else
+    fail(init.node().label() + ": mode '" + mode + "' is not supported at opset " + std::to_string(init.opset()));
+}
 
 PadGeometry PadAttrs::geometry(const KernelContext& ctx) const {
   const Node& node = ctx.node();

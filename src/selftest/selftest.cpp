@@ -147,8 +147,11 @@ std::vector<Case> cases() {
   all.push_back({"Cast", {Input({4, 5}, Fill::Indices, false, {1000})}, {{"to", Attribute::of_int(1)}}});
   all.push_back({"Shape", {x({2, 3, 4})}, {{"start", Attribute::of_int(1)}}});
   all.push_back({"Size", {x({2, 3, 4})}});
-  all.push_back({"ConstantOfShape", {int64s({2, 3})}, {{"value", Attribute::of_tensor(Tensor::from_vector<float>({1.5f}, {1}))}}});
-  all.push_back({"Constant", {}, {{"value", Attribute::of_tensor(Tensor::from_vector<float>({0.1f, -2.f, 3e4f}, {3}))}}});
+  all.push_back({"ConstantOfShape",
+                 {int64s({2, 3})},
+                 {{"value", Attribute::of_tensor(Tensor::from_vector<float>({1.5f}, {1}))}}});
+  all.push_back(
+      {"Constant", {}, {{"value", Attribute::of_tensor(Tensor::from_vector<float>({0.1f, -2.f, 3e4f}, {3}))}}});
   all.push_back({"Unsqueeze", {x({3, 4}), int64s({0, 3})}});
   return all;
 }

@@ -30,7 +30,7 @@ void copy_box(U* dst, const U* src, int64_t n, StridedBox box) {
 }
 
 inline void copy_strided_on_device(std::byte* dst, const std::vector<int64_t>& dst_strides, const std::byte* src,
-                            const std::vector<int64_t>& src_strides, const Shape& shape, size_t elem_size) {
+                                   const std::vector<int64_t>& src_strides, const Shape& shape, size_t elem_size) {
   const int64_t n = shape_numel(shape);
   if (n == 0) return;
   if (shape.size() > static_cast<size_t>(kMaxRank)) fail("cuda: data movement over more than 8 dims");
@@ -45,6 +45,8 @@ inline void copy_strided_on_device(std::byte* dst, const std::vector<int64_t>& d
 }
 
 inline std::byte* bytes_of(Tensor& t) { return static_cast<std::byte*>(t.device_raw(running().device())); }
-inline const std::byte* bytes_of(const Tensor& t) { return static_cast<const std::byte*>(t.device_raw(running().device())); }
+inline const std::byte* bytes_of(const Tensor& t) {
+  return static_cast<const std::byte*>(t.device_raw(running().device()));
+}
 
 }  // namespace mpa::cuda

@@ -15,11 +15,13 @@ struct PadWalk {
   int64_t out[kMaxRank] = {}, in[kMaxRank] = {}, in_strides[kMaxRank] = {}, begin[kMaxRank] = {};
 };
 
-template <class U> void fill(U* out, int64_t n, U value) {
+template <class U>
+void fill(U* out, int64_t n, U value) {
   for_each_index(n, [=] __device__(int64_t i) { out[i] = value; });
 }
 
-template <class U> void pad_mapped(U* out, const U* in, int64_t n, PadWalk w) {
+template <class U>
+void pad_mapped(U* out, const U* in, int64_t n, PadWalk w) {
   for_each_index(n, [=] __device__(int64_t i) {
     int64_t src = 0, rest = i;
     for (int d = w.rank - 1; d >= 0; --d) {
@@ -38,7 +40,8 @@ class PadOp : public OpKernel {
   void compute(KernelContext& ctx) const override {
     const Tensor& in = ctx.input(0);
     const PadGeometry g = attrs_.geometry(ctx);
-    if (g.out_shape.size() > static_cast<size_t>(kMaxRank)) fail(ctx.node().label() + ": Pad over more than 8 dims on CUDA");
+    if (g.out_shape.size() > static_cast<size_t>(kMaxRank))
+      fail(ctx.node().label() + ": Pad over more than 8 dims on CUDA");
     Tensor out = running().empty(in.dtype(), g.out_shape);
     const size_t size = dtype_size(in.dtype());
     if (out.numel() > 0 && attrs_.mode() == PadMode::Constant) {
