@@ -4,31 +4,16 @@
 // exclude_outside) with nearest / linear / cubic / antialiased weights. Nearest gathers exact stored values
 // (any element type); linear and cubic compute in float (double for float64 and integers, which are then
 // rounded and saturated as the reference does).
+#include "ops/resize.h"
+
 #include <cmath>
 #include <limits>
 
 #include "ops/compute_buffer.h"
-#include "ops/op.h"
 
 namespace mpa {
 
 namespace {
-
-enum class Mode { Nearest, Linear, Cubic };
-
-struct AxisTaps {
-  int64_t n = 0;                     // taps per output index
-  std::vector<int64_t> index;        // out * n input indices (clamped into range)
-  std::vector<double> weight;        // out * n weights
-  std::vector<uint8_t> extrapolate;  // per output index (tf_crop_and_resize outside the input)
-};
-
-struct ResizeSettings {
-  Mode mode = Mode::Nearest;
-  std::string coordinate_mode = "half_pixel", nearest_mode = "round_prefer_floor", keep_aspect = "stretch";
-  double cubic_a = -0.75, extrapolation = 0;
-  bool exclude_outside = false, antialias = false;
-};
 
 double source_coordinate(const ResizeSettings& s, int64_t y, double scale, int64_t in, int64_t out, double roi_start,
                          double roi_end, bool& outside) {
@@ -63,7 +48,7 @@ std::vector<double> tap_weights(const ResizeSettings& s, double r, double scale)
     if (x < 2) return ((A * x - 5 * A) * x + 8 * A) * x - 4 * A;
     return 0.0;
   };
-  if (s.mode == Mode::Nearest) {
+  if (s.mode == ResizeMode::Nearest) {
     if (r == 1.0) return {0, 1};
     const std::string& nm = s.nearest_mode;
     if (nm == "round_prefer_floor") return {r <= 0.5 ? 1.0 : 0.0, r > 0.5 ? 1.0 : 0.0};
@@ -73,16 +58,16 @@ std::vector<double> tap_weights(const ResizeSettings& s, double r, double scale)
     fail("unknown nearest_mode '" + nm + "'");
   }
   if (!s.antialias) {
-    if (s.mode == Mode::Linear) return {1 - r, r};
+    if (s.mode == ResizeMode::Linear) return {1 - r, r};
     return {cubic(r + 1), cubic(r), cubic(1 - r), cubic(2 - r)};
   }
   const double sc = std::min(scale, 1.0);
-  const int64_t start = static_cast<int64_t>(std::floor((s.mode == Mode::Linear ? -1.0 : -2.0) / sc) + 1);
+  const int64_t start = static_cast<int64_t>(std::floor((s.mode == ResizeMode::Linear ? -1.0 : -2.0) / sc) + 1);
   std::vector<double> w;
   double sum = 0;
   for (int64_t i = start; i < 2 - start; ++i) {
     const double x = sc * (static_cast<double>(i) - r);
-    const double v = s.mode == Mode::Linear ? std::clamp(1 - std::abs(x), 0.0, 1.0) : cubic(x);
+    const double v = s.mode == ResizeMode::Linear ? std::clamp(1 - std::abs(x), 0.0, 1.0) : cubic(x);
     w.push_back(v);
     sum += v;
   }
@@ -107,11 +92,11 @@ AxisTaps build_taps(const ResizeSettings& s, int64_t in, int64_t out, double sca
     for (int64_t j = 0; j < n; ++j) {
       idx[static_cast<size_t>(j)] = base - n / 2 + 1 + j;
       const bool out_of_range = idx[static_cast<size_t>(j)] < 0 || idx[static_cast<size_t>(j)] >= in;
-      if (s.exclude_outside && s.mode != Mode::Nearest && out_of_range) w[static_cast<size_t>(j)] = 0;
+      if (s.exclude_outside && s.mode != ResizeMode::Nearest && out_of_range) w[static_cast<size_t>(j)] = 0;
       kept += w[static_cast<size_t>(j)];
       idx[static_cast<size_t>(j)] = std::clamp<int64_t>(idx[static_cast<size_t>(j)], 0, in - 1);
     }
-    if (s.exclude_outside && s.mode != Mode::Nearest && kept != 0)
+    if (s.exclude_outside && s.mode != ResizeMode::Nearest && kept != 0)
       for (double& v : w) v /= kept;
     t.index.insert(t.index.end(), idx.begin(), idx.end());
     t.weight.insert(t.weight.end(), w.begin(), w.end());
@@ -158,171 +143,185 @@ void resize_axis(const V* src, V* dst, int64_t outer, int64_t in, int64_t out, i
   });
 }
 
+}  // namespace
+
+ResizeAttrs::ResizeAttrs(const OpInit& init, bool upsample) : upsample_(upsample), opset_(init.opset()) {
+  const std::string label = init.node().label();
+  const std::string mode = init.get_string("mode", "nearest");
+  if (mode == "nearest")
+    s_.mode = ResizeMode::Nearest;
+  else if (mode == "linear" || mode == "bilinear" || mode == "trilinear")
+    s_.mode = ResizeMode::Linear;
+  else if (mode == "cubic" || mode == "bicubic")
+    s_.mode = ResizeMode::Cubic;
+  else
+    fail(label + ": unknown mode '" + mode + "'");
+  if (upsample_ || opset_ < 11) {
+    s_.coordinate_mode = "asymmetric";
+    s_.nearest_mode = "floor";
+  } else {
+    s_.coordinate_mode = init.get_string("coordinate_transformation_mode", "half_pixel");
+    s_.nearest_mode = init.get_string("nearest_mode", "round_prefer_floor");
+  }
+  s_.cubic_a = init.get_float("cubic_coeff_a", -0.75f);
+  s_.exclude_outside = init.get_int("exclude_outside", 0) != 0;
+  s_.extrapolation = init.get_float("extrapolation_value", 0.f);
+  s_.antialias = init.get_int("antialias", 0) != 0;
+  s_.keep_aspect = init.get_string("keep_aspect_ratio_policy", "stretch");
+  axes_ = init.get_ints("axes");
+  if (upsample_ && opset_ < 9) {
+    attr_scales_ = init.get_floats("scales");
+    if (attr_scales_.empty() && init.has("height_scale"))
+      attr_scales_ = {1.f, 1.f, init.get_float("height_scale", 1.f), init.get_float("width_scale", 1.f)};
+    if (!(!attr_scales_.empty())) fail(label + ": attribute 'scales' is missing");
+  }
+  const std::string& cm = s_.coordinate_mode;
+  if (!(cm == "half_pixel" || cm == "half_pixel_symmetric" || cm == "pytorch_half_pixel" || cm == "align_corners" ||
+        cm == "asymmetric" || cm == "tf_crop_and_resize" || cm == "tf_half_pixel_for_nn"))
+    fail(label + ": unknown coordinate_transformation_mode '" + cm + "'");
+  if (!(s_.keep_aspect == "stretch" || s_.keep_aspect == "not_larger" || s_.keep_aspect == "not_smaller"))
+    fail(label + ": unknown keep_aspect_ratio_policy '" + s_.keep_aspect + "'");
+  }
+
+ResizePlan ResizeAttrs::plan(const KernelContext& ctx) const {
+  const std::string label = ctx.node().label();
+  const Tensor& x = ctx.input(0);
+  const int64_t rank = x.rank();
+  // Inputs by version: Upsample<9 attr; Upsample 9/10 and Resize 10: (X, scales); Resize 11+: (X, roi, scales,
+  // sizes).
+  std::vector<double> scales_in, sizes_in, roi;
+  if (upsample_ && opset_ < 9) {
+    scales_in.assign(attr_scales_.begin(), attr_scales_.end());
+  } else if (upsample_ || opset_ < 11) {
+    scales_in = ctx.input(1).to_double_vector();
+  } else {
+    if (const Tensor* t = ctx.optional_input(1)) roi = t->to_double_vector();
+    if (const Tensor* t = ctx.optional_input(2)) scales_in = t->to_double_vector();
+    if (const Tensor* t = ctx.optional_input(3)) sizes_in = t->to_double_vector();
+  }
+  std::vector<int64_t> axes = axes_;
+  if (axes.empty())
+    for (int64_t d = 0; d < rank; ++d) axes.push_back(d);
+  std::vector<bool> seen(static_cast<size_t>(rank), false);
+  for (int64_t& a : axes) {
+    if (!(a >= -rank && a < rank))
+      fail(label + ": axis " + std::to_string(a) + " out of range for rank " + std::to_string(rank));
+    if (a < 0) a += rank;
+    if (!(!seen[static_cast<size_t>(a)])) fail(label + ": axis " + std::to_string(a) + " repeated");
+    seen[static_cast<size_t>(a)] = true;
+  }
+  const size_t na = axes.size();
+  if (!(scales_in.empty() != sizes_in.empty())) fail(label + ": exactly one of scales and sizes must be given");
+  std::vector<double> scale(static_cast<size_t>(rank), 1.0), roi_start(scale.size(), 0.0), roi_end(scale.size(), 1.0);
+  Shape out_shape = x.shape();
+  if (!scales_in.empty()) {
+    if (!(scales_in.size() == na))
+      fail(label + ": " + std::to_string(scales_in.size()) + " scales for " + std::to_string(na) + " axes");
+    for (size_t i = 0; i < na; ++i) {
+      const auto a = static_cast<size_t>(axes[i]);
+      if (!(scales_in[i] > 0)) fail(label + ": scale " + std::to_string(scales_in[i]) + " must be positive");
+      scale[a] = scales_in[i];
+      out_shape[a] = static_cast<int64_t>(std::floor(scales_in[i] * static_cast<double>(x.dim(static_cast<int>(a)))));
+    }
+  } else {
+    if (!(sizes_in.size() == na))
+      fail(label + ": " + std::to_string(sizes_in.size()) + " sizes for " + std::to_string(na) + " axes");
+    for (size_t i = 0; i < na; ++i) {
+      const auto a = static_cast<size_t>(axes[i]);
+      if (!(sizes_in[i] >= 0)) fail(label + ": negative output size " + std::to_string(sizes_in[i]));
+      scale[a] = sizes_in[i] / static_cast<double>(x.dim(static_cast<int>(a)));
+    }
+    if (s_.keep_aspect == "stretch") {
+      for (size_t i = 0; i < na; ++i) out_shape[static_cast<size_t>(axes[i])] = static_cast<int64_t>(sizes_in[i]);
+    } else {
+      double common = scale[static_cast<size_t>(axes[0])];
+      for (int64_t a : axes)
+        common = s_.keep_aspect == "not_larger" ? std::min(common, scale[static_cast<size_t>(a)])
+                                                : std::max(common, scale[static_cast<size_t>(a)]);
+      for (int64_t a : axes) {
+        scale[static_cast<size_t>(a)] = common;
+        out_shape[static_cast<size_t>(a)] =
+            static_cast<int64_t>(common * static_cast<double>(x.dim(static_cast<int>(a))) + 0.5);
+      }
+    }
+  }
+  if (s_.coordinate_mode == "tf_crop_and_resize") {
+    if (!(roi.size() == 2 * na || roi.size() == 2 * static_cast<size_t>(rank)))
+      fail(label + ": roi has " + std::to_string(roi.size()) + " values, expected " + std::to_string(2 * na));
+    const bool per_axis = roi.size() == 2 * na;
+    for (size_t i = 0; i < (per_axis ? na : static_cast<size_t>(rank)); ++i) {
+      const size_t a = per_axis ? static_cast<size_t>(axes[i]) : i;
+      const size_t count = per_axis ? na : static_cast<size_t>(rank);
+      roi_start[a] = roi[i];
+      roi_end[a] = roi[count + i];
+    }
+  }
+  // Axes that change anything, one pass each.
+  ResizePlan plan{out_shape, {}};
+  Shape dims = x.shape();
+  for (int64_t d = 0; d < rank; ++d) {
+    const auto a = static_cast<size_t>(d);
+    if (!(out_shape[a] != dims[a] || scale[a] != 1.0 || s_.coordinate_mode == "tf_crop_and_resize")) continue;
+    if (shape_numel(out_shape) == 0) break;
+    require(dims[a] > 0, label + ": cannot resize an empty axis");
+    ResizePass pass;
+    for (size_t i = 0; i < a; ++i) pass.outer *= dims[i];
+    for (size_t i = a + 1; i < dims.size(); ++i) pass.inner *= dims[i];
+    pass.in = dims[a];
+    pass.out = out_shape[a];
+    pass.taps = build_taps(s_, dims[a], out_shape[a], scale[a], roi_start[a], roi_end[a]);
+    plan.passes.push_back(std::move(pass));
+    dims[a] = out_shape[a];
+  }
+  return plan;
+}
+
+namespace {
+
 class ResizeOp : public OpKernel {
  public:
-  ResizeOp(const OpInit& init, bool upsample) : upsample_(upsample), opset_(init.opset()) {
-    const std::string label = init.node().label();
-    const std::string mode = init.get_string("mode", "nearest");
-    if (mode == "nearest")
-      s_.mode = Mode::Nearest;
-    else if (mode == "linear" || mode == "bilinear" || mode == "trilinear")
-      s_.mode = Mode::Linear;
-    else if (mode == "cubic" || mode == "bicubic")
-      s_.mode = Mode::Cubic;
-    else
-      fail(label + ": unknown mode '" + mode + "'");
-    if (upsample_ || opset_ < 11) {
-      s_.coordinate_mode = "asymmetric";
-      s_.nearest_mode = "floor";
-    } else {
-      s_.coordinate_mode = init.get_string("coordinate_transformation_mode", "half_pixel");
-      s_.nearest_mode = init.get_string("nearest_mode", "round_prefer_floor");
-    }
-    s_.cubic_a = init.get_float("cubic_coeff_a", -0.75f);
-    s_.exclude_outside = init.get_int("exclude_outside", 0) != 0;
-    s_.extrapolation = init.get_float("extrapolation_value", 0.f);
-    s_.antialias = init.get_int("antialias", 0) != 0;
-    s_.keep_aspect = init.get_string("keep_aspect_ratio_policy", "stretch");
-    axes_ = init.get_ints("axes");
-    if (upsample_ && opset_ < 9) {
-      attr_scales_ = init.get_floats("scales");
-      if (attr_scales_.empty() && init.has("height_scale"))
-        attr_scales_ = {1.f, 1.f, init.get_float("height_scale", 1.f), init.get_float("width_scale", 1.f)};
-      if (!(!attr_scales_.empty())) fail(label + ": attribute 'scales' is missing");
-    }
-    const std::string& cm = s_.coordinate_mode;
-    if (!(cm == "half_pixel" || cm == "half_pixel_symmetric" || cm == "pytorch_half_pixel" || cm == "align_corners" ||
-          cm == "asymmetric" || cm == "tf_crop_and_resize" || cm == "tf_half_pixel_for_nn"))
-      fail(label + ": unknown coordinate_transformation_mode '" + cm + "'");
-    if (!(s_.keep_aspect == "stretch" || s_.keep_aspect == "not_larger" || s_.keep_aspect == "not_smaller"))
-      fail(label + ": unknown keep_aspect_ratio_policy '" + s_.keep_aspect + "'");
-  }
+  ResizeOp(const OpInit& init, bool upsample) : attrs_(init, upsample) {}
 
   void compute(KernelContext& ctx) const override {
     const std::string label = ctx.node().label();
     const Tensor& x = ctx.input(0);
-    const int64_t rank = x.rank();
-    // Inputs by version: Upsample<9 attr; Upsample 9/10 and Resize 10: (X, scales); Resize 11+: (X, roi, scales,
-    // sizes).
-    std::vector<double> scales_in, sizes_in, roi;
-    if (upsample_ && opset_ < 9) {
-      scales_in.assign(attr_scales_.begin(), attr_scales_.end());
-    } else if (upsample_ || opset_ < 11) {
-      scales_in = ctx.input(1).to_double_vector();
-    } else {
-      if (const Tensor* t = ctx.optional_input(1)) roi = t->to_double_vector();
-      if (const Tensor* t = ctx.optional_input(2)) scales_in = t->to_double_vector();
-      if (const Tensor* t = ctx.optional_input(3)) sizes_in = t->to_double_vector();
-    }
-    std::vector<int64_t> axes = axes_;
-    if (axes.empty())
-      for (int64_t d = 0; d < rank; ++d) axes.push_back(d);
-    std::vector<bool> seen(static_cast<size_t>(rank), false);
-    for (int64_t& a : axes) {
-      if (!(a >= -rank && a < rank))
-        fail(label + ": axis " + std::to_string(a) + " out of range for rank " + std::to_string(rank));
-      if (a < 0) a += rank;
-      if (!(!seen[static_cast<size_t>(a)])) fail(label + ": axis " + std::to_string(a) + " repeated");
-      seen[static_cast<size_t>(a)] = true;
-    }
-    const size_t na = axes.size();
-    if (!(scales_in.empty() != sizes_in.empty())) fail(label + ": exactly one of scales and sizes must be given");
-    std::vector<double> scale(static_cast<size_t>(rank), 1.0), roi_start(scale.size(), 0.0), roi_end(scale.size(), 1.0);
-    Shape out_shape = x.shape();
-    if (!scales_in.empty()) {
-      if (!(scales_in.size() == na))
-        fail(label + ": " + std::to_string(scales_in.size()) + " scales for " + std::to_string(na) + " axes");
-      for (size_t i = 0; i < na; ++i) {
-        const auto a = static_cast<size_t>(axes[i]);
-        if (!(scales_in[i] > 0)) fail(label + ": scale " + std::to_string(scales_in[i]) + " must be positive");
-        scale[a] = scales_in[i];
-        out_shape[a] = static_cast<int64_t>(std::floor(scales_in[i] * static_cast<double>(x.dim(static_cast<int>(a)))));
-      }
-    } else {
-      if (!(sizes_in.size() == na))
-        fail(label + ": " + std::to_string(sizes_in.size()) + " sizes for " + std::to_string(na) + " axes");
-      for (size_t i = 0; i < na; ++i) {
-        const auto a = static_cast<size_t>(axes[i]);
-        if (!(sizes_in[i] >= 0)) fail(label + ": negative output size " + std::to_string(sizes_in[i]));
-        scale[a] = sizes_in[i] / static_cast<double>(x.dim(static_cast<int>(a)));
-      }
-      if (s_.keep_aspect == "stretch") {
-        for (size_t i = 0; i < na; ++i) out_shape[static_cast<size_t>(axes[i])] = static_cast<int64_t>(sizes_in[i]);
-      } else {
-        double common = scale[static_cast<size_t>(axes[0])];
-        for (int64_t a : axes)
-          common = s_.keep_aspect == "not_larger" ? std::min(common, scale[static_cast<size_t>(a)])
-                                                  : std::max(common, scale[static_cast<size_t>(a)]);
-        for (int64_t a : axes) {
-          scale[static_cast<size_t>(a)] = common;
-          out_shape[static_cast<size_t>(a)] =
-              static_cast<int64_t>(common * static_cast<double>(x.dim(static_cast<int>(a))) + 0.5);
-        }
-      }
-    }
-    if (s_.coordinate_mode == "tf_crop_and_resize") {
-      if (!(roi.size() == 2 * na || roi.size() == 2 * static_cast<size_t>(rank)))
-        fail(label + ": roi has " + std::to_string(roi.size()) + " values, expected " + std::to_string(2 * na));
-      const bool per_axis = roi.size() == 2 * na;
-      for (size_t i = 0; i < (per_axis ? na : static_cast<size_t>(rank)); ++i) {
-        const size_t a = per_axis ? static_cast<size_t>(axes[i]) : i;
-        const size_t count = per_axis ? na : static_cast<size_t>(rank);
-        roi_start[a] = roi[i];
-        roi_end[a] = roi[count + i];
-      }
-    }
-    Tensor& y = ctx.allocate_output(0, x.dtype(), out_shape);
-    // Axes that change anything.
-    std::vector<int64_t> work;
-    for (int64_t d = 0; d < rank; ++d)
-      if (out_shape[static_cast<size_t>(d)] != x.dim(static_cast<int>(d)) || scale[static_cast<size_t>(d)] != 1.0 ||
-          s_.coordinate_mode == "tf_crop_and_resize")
-        work.push_back(d);
+    const ResizePlan plan = attrs_.plan(ctx);
+    const ResizeSettings& s = attrs_.settings();
+    Tensor& y = ctx.allocate_output(0, x.dtype(), plan.out_shape);
     if (y.numel() == 0) return;
-    for (int64_t d : work) require(x.dim(static_cast<int>(d)) > 0, label + ": cannot resize an empty axis");
     visit_dtype(x.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       if constexpr (std::is_same_v<T, bool>) {
-        if (!(s_.mode == Mode::Nearest)) fail(label + ": linear/cubic resize of a bool tensor");
-        run<uint8_t, uint8_t>(x, y, out_shape, work, scale, roi_start, roi_end);  // bool is stored as one byte
-      } else if (s_.mode == Mode::Nearest) {
-        run<T, T>(x, y, out_shape, work, scale, roi_start, roi_end);
+        if (!(s.mode == ResizeMode::Nearest)) fail(label + ": linear/cubic resize of a bool tensor");
+        run<uint8_t, uint8_t>(x, y, plan);  // bool is stored as one byte
+      } else if (s.mode == ResizeMode::Nearest) {
+        run<T, T>(x, y, plan);
       } else {
-        run<T, std::conditional_t<std::is_same_v<compute_t<T>, float>, float, double>>(x, y, out_shape, work, scale,
-                                                                                       roi_start, roi_end);
+        run<T, std::conditional_t<std::is_same_v<compute_t<T>, float>, float, double>>(x, y, plan);
       }
     });
   }
 
  private:
-  template <class T, class V>
-  void run(const Tensor& x, Tensor& y, const Shape& out_shape, const std::vector<int64_t>& work,
-           const std::vector<double>& scale, const std::vector<double>& roi_start,
-           const std::vector<double>& roi_end) const {
+  template <class T, class V> void run(const Tensor& x, Tensor& y, const ResizePlan& plan) const {
+    const ResizeSettings& s = attrs_.settings();
     std::vector<V> cur(static_cast<size_t>(x.numel())), next;
     const T* px = static_cast<const T*>(x.raw());
     if constexpr (std::is_same_v<T, V>)
       std::copy(px, px + x.numel(), cur.begin());
     else
       widen(px, cur.data(), x.numel());
-    Shape dims = x.shape();
-    for (int64_t d : work) {
-      const auto a = static_cast<size_t>(d);
-      int64_t outer = 1, inner = 1;
-      for (size_t i = 0; i < a; ++i) outer *= dims[i];
-      for (size_t i = a + 1; i < dims.size(); ++i) inner *= dims[i];
-      const AxisTaps taps = build_taps(s_, dims[a], out_shape[a], scale[a], roi_start[a], roi_end[a]);
-      next.resize(static_cast<size_t>(outer * out_shape[a] * inner));
-      V extrapolation{};
-      if constexpr (std::is_floating_point_v<V>)
-        extrapolation = static_cast<V>(s_.extrapolation);
-      else if constexpr (std::is_same_v<V, Float16> || std::is_same_v<V, BFloat16>)
-        extrapolation = store<V>(static_cast<float>(s_.extrapolation));
-      else
-        extrapolation = static_cast<V>(s_.extrapolation);
-      resize_axis(cur.data(), next.data(), outer, dims[a], out_shape[a], inner, taps, s_.mode == Mode::Nearest,
-                  extrapolation);
-      dims[a] = out_shape[a];
+    V extrapolation{};
+    if constexpr (std::is_floating_point_v<V>)
+      extrapolation = static_cast<V>(s.extrapolation);
+    else if constexpr (std::is_same_v<V, Float16> || std::is_same_v<V, BFloat16>)
+      extrapolation = store<V>(static_cast<float>(s.extrapolation));
+    else
+      extrapolation = static_cast<V>(s.extrapolation);
+    for (const ResizePass& pass : plan.passes) {
+      next.resize(static_cast<size_t>(pass.outer * pass.out * pass.inner));
+      resize_axis(cur.data(), next.data(), pass.outer, pass.in, pass.out, pass.inner, pass.taps,
+                  s.mode == ResizeMode::Nearest, extrapolation);
       cur.swap(next);
     }
     T* py = static_cast<T*>(y.raw());
@@ -339,11 +338,7 @@ class ResizeOp : public OpKernel {
     }
   }
 
-  bool upsample_;
-  int64_t opset_;
-  ResizeSettings s_;
-  std::vector<int64_t> axes_;
-  std::vector<float> attr_scales_;
+  ResizeAttrs attrs_;
 };
 
 struct ResizeKernel : ResizeOp {
@@ -355,9 +350,9 @@ struct UpsampleKernel : ResizeOp {
 
 }  // namespace
 
-MPA_OP_TRAITS("", "Resize", {.precision = PrecisionClass::Elementwise});
+MPA_OP_TRAITS("", "Resize", {.precision = PrecisionClass::Elementwise, .host_inputs = {1, 2, 3}});
 MPA_REGISTER_OP("", "Resize", ResizeKernel, 10, 11, 13, 18, 19);
-MPA_OP_TRAITS("", "Upsample", {.precision = PrecisionClass::Elementwise});
+MPA_OP_TRAITS("", "Upsample", {.precision = PrecisionClass::Elementwise, .host_inputs = {1}});
 MPA_REGISTER_OP("", "Upsample", UpsampleKernel, 1, 7, 9, 10);
 
 }  // namespace mpa

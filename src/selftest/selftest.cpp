@@ -22,8 +22,9 @@ namespace {
 
 // [SECTION] Cases
 
-// Specials: normal values with NaN, +-Inf and +-0 first, for the elementwise ops.
-enum class Fill { Normal, Specials, Positive, Bool, Indices, Values };
+// Specials: normal values with NaN, +-Inf and +-0 first, for the elementwise ops. Values: int64 elements;
+// FloatValues: float elements given in millionths.
+enum class Fill { Normal, Specials, Positive, Bool, Indices, Values, FloatValues };
 
 struct Input {
   Input(Shape shape, Fill fill = Fill::Normal, bool constant = false, std::vector<int64_t> values = {})
@@ -54,6 +55,11 @@ Input int64s(std::vector<int64_t> values) {
   const int64_t n = static_cast<int64_t>(values.size());
   return Input({n}, Fill::Values, true, std::move(values));
 }
+Input float_values(const std::vector<float>& values) {
+  std::vector<int64_t> millionths;
+  for (float v : values) millionths.push_back(std::lround(static_cast<double>(v) * 1e6));
+  return Input({static_cast<int64_t>(values.size())}, Fill::FloatValues, true, std::move(millionths));
+}
 Input scalar_bound(float value) {
   return Input({}, Fill::Values, true, {std::lround(value * 1000)});  // thousandths, fed as a float scalar
 }
@@ -80,6 +86,9 @@ std::vector<Case> cases() {
   all.push_back({"Pow", {positive({5, 7}), x({7})}});
   all.push_back({"Pow", {positive({5, 7}), weight({})}});
   all.push_back({"Less", {x({3, 9}), x({9})}});
+  all.push_back({"Equal", {Input({3, 9}, Fill::Indices, false, {3}), Input({9}, Fill::Indices, false, {3})}});
+  all.push_back({"LessOrEqual", {x({3, 9}), x({3, 9})}});
+  all.push_back({"GreaterOrEqual", {x({2, 9}), x({1})}});
   all.push_back({"Greater", {x({3, 9}), x({3, 1})}});
   all.push_back({"Where", {{{3, 1, 6}, Fill::Bool}, x({1, 4, 6}), x({6})}});
   all.push_back({"Clip", {x({6, 11}), scalar_bound(-0.5f), scalar_bound(0.75f)}});
@@ -142,6 +151,13 @@ std::vector<Case> cases() {
   all.push_back({"Pad", {x({1, 4, 9}), int64s({0, 0, 3, 0, 0, 2})}, {{"mode", Attribute::of_string("reflect")}}});
   all.push_back({"Pad", {x({2, 5}), int64s({1, 2, 3, 1})}, {{"mode", Attribute::of_string("edge")}}});
   all.push_back({"Pad", {x({2, 5}), int64s({2, 7, 0, 1})}, {{"mode", Attribute::of_string("wrap")}}});
+  all.push_back({"Resize", {x({1, 2, 5, 6}), Input({0}, Fill::Values, true, {}), float_values({1, 1, 2, 2})}});
+  all.push_back({"Resize",
+                 {x({1, 2, 5, 6}), Input({0}, Fill::Values, true, {}), float_values({1, 1, 1.6f, 0.5f})},
+                 {{"mode", Attribute::of_string("linear")}}});
+  all.push_back({"Resize",
+                 {x({1, 1, 4, 7}), Input({0}, Fill::Values, true, {}), float_values({1, 1, 2.5f, 1.25f})},
+                 {{"mode", Attribute::of_string("cubic")}, {"coordinate_transformation_mode", Attribute::of_string("align_corners")}}});
   all.push_back({"Cast", {x({3, 7})}, {{"to", Attribute::of_int(7)}}});   // float -> int64
   all.push_back({"Cast", {x({3, 7})}, {{"to", Attribute::of_int(10)}}});  // float -> float16
   all.push_back({"Cast", {Input({4, 5}, Fill::Indices, false, {1000})}, {{"to", Attribute::of_int(1)}}});
@@ -159,6 +175,11 @@ std::vector<Case> cases() {
 // [SECTION] Running a case
 
 Tensor make_input(const Input& in, std::mt19937& rng) {
+  if (in.fill == Fill::FloatValues) {
+    std::vector<float> values;
+    for (int64_t v : in.values) values.push_back(static_cast<float>(static_cast<double>(v) / 1e6));
+    return Tensor::from_vector(values, in.shape);
+  }
   if (in.fill == Fill::Values) {
     if (in.shape.empty()) return Tensor::scalar(static_cast<float>(in.values[0]) / 1000.f);  // a float bound
     return Tensor::from_vector(in.values, in.shape);
@@ -189,6 +210,13 @@ Tensor make_input(const Input& in, std::mt19937& rng) {
   return t;
 }
 
+// "x0", "x1", ... (appended, not `"x" + ...`, which GCC 12 flags with a false -Wrestrict, PR 105651).
+std::string input_name(size_t i) {
+  std::string name = "x";
+  name.append(std::to_string(i));
+  return name;
+}
+
 std::shared_ptr<Graph> one_node_graph(const Case& c, const std::vector<Tensor>& values) {
   auto graph = std::make_shared<Graph>();
   graph->opsets[""] = kOpset;
@@ -197,7 +225,7 @@ std::shared_ptr<Graph> one_node_graph(const Case& c, const std::vector<Tensor>& 
   node.op_type = c.op;
   node.attributes = c.attributes;
   for (size_t i = 0; i < c.inputs.size(); ++i) {
-    const std::string name = "x" + std::to_string(i);
+    const std::string name = input_name(i);
     node.inputs.push_back(name);
     if (c.inputs[i].constant) {
       graph->initializers[name] = values[i];
@@ -351,11 +379,11 @@ Summary run(const Backend& device, const std::string& op_filter, std::ostream& o
     for (const Input& in : c.inputs) values.push_back(make_input(in, rng));
     std::string shapes;
     for (const Input& in : c.inputs)
-      if (!in.constant || in.fill != Fill::Values) shapes += (shapes.empty() ? "" : ",") + shape_str(in.shape);
+      if (!in.constant || (in.fill != Fill::Values && in.fill != Fill::FloatValues)) shapes += (shapes.empty() ? "" : ",") + shape_str(in.shape);
     const std::shared_ptr<const Graph> graph = one_node_graph(c, values);
     TensorMap feeds;
     for (size_t i = 0; i < c.inputs.size(); ++i)
-      if (!c.inputs[i].constant) feeds["x" + std::to_string(i)] = values[i];
+      if (!c.inputs[i].constant) feeds[input_name(i)] = values[i];
     for (const Setting& setting : settings) {
       if (setting.accumulation == Accumulation::FP16 && !c.gemm_like) continue;
       Outcome outcome{c.op, shapes, setting.name, Outcome::Result::Ok, ""};

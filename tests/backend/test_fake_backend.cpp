@@ -292,7 +292,8 @@ TEST(FakeSelftest, HarnessPassesWhereTheDeviceIsTheCpu) {
                      "Size",
                      "ConstantOfShape",
                      "Constant",
-                     "Pad"});
+                     "Pad",
+                     "Resize"});
   std::ostringstream out;
   const selftest::Summary summary = selftest::run(FakeBackend::instance(), "", out);
   EXPECT_EQ(summary.failed, 0) << out.str();
