@@ -181,7 +181,7 @@ ResizeAttrs::ResizeAttrs(const OpInit& init, bool upsample) : upsample_(upsample
     fail(label + ": unknown coordinate_transformation_mode '" + cm + "'");
   if (!(s_.keep_aspect == "stretch" || s_.keep_aspect == "not_larger" || s_.keep_aspect == "not_smaller"))
     fail(label + ": unknown keep_aspect_ratio_policy '" + s_.keep_aspect + "'");
-  }
+}
 
 ResizePlan ResizeAttrs::plan(const KernelContext& ctx) const {
   const std::string label = ctx.node().label();
@@ -303,7 +303,8 @@ class ResizeOp : public OpKernel {
   }
 
  private:
-  template <class T, class V> void run(const Tensor& x, Tensor& y, const ResizePlan& plan) const {
+  template <class T, class V>
+  void run(const Tensor& x, Tensor& y, const ResizePlan& plan) const {
     const ResizeSettings& s = attrs_.settings();
     std::vector<V> cur(static_cast<size_t>(x.numel())), next;
     const T* px = static_cast<const T*>(x.raw());

@@ -157,7 +157,8 @@ std::vector<Case> cases() {
                  {{"mode", Attribute::of_string("linear")}}});
   all.push_back({"Resize",
                  {x({1, 1, 4, 7}), Input({0}, Fill::Values, true, {}), float_values({1, 1, 2.5f, 1.25f})},
-                 {{"mode", Attribute::of_string("cubic")}, {"coordinate_transformation_mode", Attribute::of_string("align_corners")}}});
+                 {{"mode", Attribute::of_string("cubic")},
+                  {"coordinate_transformation_mode", Attribute::of_string("align_corners")}}});
   all.push_back({"Cast", {x({3, 7})}, {{"to", Attribute::of_int(7)}}});   // float -> int64
   all.push_back({"Cast", {x({3, 7})}, {{"to", Attribute::of_int(10)}}});  // float -> float16
   all.push_back({"Cast", {Input({4, 5}, Fill::Indices, false, {1000})}, {{"to", Attribute::of_int(1)}}});
@@ -379,7 +380,8 @@ Summary run(const Backend& device, const std::string& op_filter, std::ostream& o
     for (const Input& in : c.inputs) values.push_back(make_input(in, rng));
     std::string shapes;
     for (const Input& in : c.inputs)
-      if (!in.constant || (in.fill != Fill::Values && in.fill != Fill::FloatValues)) shapes += (shapes.empty() ? "" : ",") + shape_str(in.shape);
+      if (!in.constant || (in.fill != Fill::Values && in.fill != Fill::FloatValues))
+        shapes += (shapes.empty() ? "" : ",") + shape_str(in.shape);
     const std::shared_ptr<const Graph> graph = one_node_graph(c, values);
     TensorMap feeds;
     for (size_t i = 0; i < c.inputs.size(); ++i)

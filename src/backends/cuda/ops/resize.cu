@@ -16,7 +16,8 @@ struct PassOnDevice {
   const uint8_t* extrapolate;
 };
 
-template <class V> void resize_pass(const V* src, V* dst, PassOnDevice p, bool nearest, V extrapolation) {
+template <class V>
+void resize_pass(const V* src, V* dst, PassOnDevice p, bool nearest, V extrapolation) {
   for_each_index(p.outer * p.out * p.inner, [=] __device__(int64_t i) {
     const int64_t e = i % p.inner, row = i / p.inner, o = row / p.out, y = row % p.out;
     if (p.extrapolate[y]) {
@@ -43,7 +44,8 @@ template <class V> void resize_pass(const V* src, V* dst, PassOnDevice p, bool n
 }
 
 // Nearest for any stored type: moves stored elements, no arithmetic.
-template <class V> void nearest_gather(const V* src, V* dst, PassOnDevice p, V fill) {
+template <class V>
+void nearest_gather(const V* src, V* dst, PassOnDevice p, V fill) {
   for_each_index(p.outer * p.out * p.inner, [=] __device__(int64_t i) {
     const int64_t e = i % p.inner, row = i / p.inner, o = row / p.out, y = row % p.out;
     if (p.extrapolate[y]) {
@@ -58,7 +60,8 @@ template <class V> void nearest_gather(const V* src, V* dst, PassOnDevice p, V f
   });
 }
 
-template <class A> std::shared_ptr<std::byte[]> on_device(const std::vector<A>& values) {
+template <class A>
+std::shared_ptr<std::byte[]> on_device(const std::vector<A>& values) {
   std::shared_ptr<std::byte[]> bytes = running().allocate(values.size() * sizeof(A));
   if (!values.empty())
     check(cudaMemcpyAsync(bytes.get(), values.data(), values.size() * sizeof(A), cudaMemcpyHostToDevice,
@@ -108,7 +111,8 @@ class ResizeOp : public OpKernel {
                              reinterpret_cast<const double*>(weight.get()),
                              reinterpret_cast<const uint8_t*>(extrapolate.get())};
         if (x.dtype() == DType::Float64) {
-          resize_pass(reinterpret_cast<const double*>(src), reinterpret_cast<double*>(dst), p, nearest, s.extrapolation);
+          resize_pass(reinterpret_cast<const double*>(src), reinterpret_cast<double*>(dst), p, nearest,
+                      s.extrapolation);
         } else if (x.dtype() == DType::Float32) {
           resize_pass(reinterpret_cast<const float*>(src), reinterpret_cast<float*>(dst), p, nearest,
                       static_cast<float>(s.extrapolation));
