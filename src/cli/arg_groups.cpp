@@ -33,7 +33,7 @@ int resolve_threads(int requested) {
 }
 
 void add_device_option(CLI::App& app, std::string& device) {
-  app.add_option("--device", device, "backend that runs the model: cpu (default; `mpaudit devices` lists them)");
+  app.add_option("--device", device, "backend that runs the model: cpu (default), cuda or cuda:N (`mpaudit devices` lists them)");
 }
 
 }  // namespace mpa::cli
