@@ -267,8 +267,7 @@ Support CudaBackend::supports(const Node& node, int64_t opset, const ExecConfig&
   const OpRegistry& registry = OpRegistry::instance();
   if (traits_of(node).shape_only) return {};
   if (!registry.find(kernel_table(), node.domain, node.op_type, opset))
-    return {false,
-            "no CUDA kernel (" + registry.why_unsupported(kernel_table(), node.domain, node.op_type, opset) + ")"};
+    return {false, registry.why_unsupported(kernel_table(), node.domain, node.op_type, opset)};
   if (std::string why = declined(node, config); !why.empty()) return {false, why};
   return {};
 }
