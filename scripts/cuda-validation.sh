@@ -38,6 +38,19 @@ tail -1 "$out/selftest.log"; grep -E " FAIL " "$out/selftest.log" | head -40
     done
   done
 } 2>&1 | tee "$out/speed.log"
+# Per-node device time of the last timed CUDA audit (CUPTI kernel activity, or CUDA events where CUPTI is
+# unavailable): where it came from, how many nodes have one, and the heaviest nodes.
+"$py" - "$out/resnet50.cuda.json" <<'PY' 2>&1 | tee "$out/node-time.log"
+import json, sys
+report = json.load(open(sys.argv[1]))
+print("node time:", report["config"]["device"]["numerics"]["reference"]["node time"])
+nodes = report["nodes"]
+timed = [n for n in nodes if n.get("device_time_ms") is not None]
+print(f"{len(timed)} of {len(nodes)} nodes have a device time; device {sum(n['device_time_ms'] for n in timed):.2f} ms, "
+      f"wall {sum(n['time_ms'] for n in nodes):.2f} ms (reference run, all samples)")
+for n in sorted(timed, key=lambda n: -n["device_time_ms"])[:5]:
+    print(f"  {n['name'][:40]:40} {n['op_type']:12} device {n['device_time_ms']:.3f} ms, wall {n['time_ms']:.3f} ms")
+PY
 # CPU-vs-CUDA audits of the golden set (demo and real models) and of the two bench models.
 "$py" "$here/tests/cuda/check_cuda_audits.py" --mpaudit "$mpaudit" --golden-set --out "$out/reports" \
   "resnet50=$out/bench-models/resnet50.onnx,--target=fp16" "bert_base=$out/bench-models/bert_base.onnx,--target=fp16" \

@@ -42,6 +42,8 @@ class Backend {
   // them), where the backend can tell; none where the executor's wall clock is the node's time (the CPU
   // runs a node synchronously).
   virtual std::optional<double> last_run_device_seconds() const { return std::nullopt; }
+  // Whether the runs that follow will ask last_run_device_seconds (a device may prepare a profiler for it).
+  virtual void time_nodes(bool /*on*/) const {}
   // A host tensor copied onto this device, and one of this device's tensors copied to the host: the
   // executor's transfers, explicit and counted. The host backend is never asked.
   virtual Tensor upload(const Tensor& host) const = 0;

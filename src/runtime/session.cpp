@@ -322,6 +322,7 @@ std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::v
   check_feeds(feeds);
   host_->use_threads(options_.threads);
   if (requested_ != host_) requested_->use_threads(options_.threads);
+  if (requested_ != host_) requested_->time_nodes(observer && observer->wants_device_time());
   using clock = std::chrono::steady_clock;
   // Values live in their producer's storage format (feeds and initializers in their own) on its backend's
   // device; a node whose format or device differs reads a copy, made once per value, format and device.

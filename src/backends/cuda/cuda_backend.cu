@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "backends/cuda/cuda_backend.h"
+#include "backends/cuda/cupti_timer.h"
 #include "backends/cuda/launch.cuh"
 #include "backends/cuda/math_modes.h"
 #include "backends/modules.h"
@@ -36,7 +37,7 @@ void check(cudnnStatus_t status, const char* what) {
 namespace {
 
 thread_local const CudaBackend* running_backend = nullptr;
-thread_local std::optional<double> last_device_seconds;
+thread_local uint64_t last_cupti_tag = 0;  // the CUPTI tag of the node this thread last ran (0: not by CUPTI)
 
 std::string version_string(int v, int major_div, int minor_div) {
   return std::to_string(v / major_div) + "." + std::to_string((v % major_div) / minor_div);
@@ -214,17 +215,26 @@ void CudaBackend::synchronize() const {
 void CudaBackend::run(const OpKernel& kernel, KernelContext& ctx) const {
   State& s = state();
   running_backend = this;
-  last_device_seconds.reset();
+  // Timed runs: the node's kernels by CUPTI where it can be used, else CUDA events around its launches.
+  CuptiTimer* cupti = time_nodes_ ? CuptiTimer::start() : nullptr;
+  last_cupti_tag = cupti ? cupti->begin() : 0;
   check(cudaEventRecord(s.start, s.stream), "cudaEventRecord");
-  kernel.compute(ctx);
+  try {
+    kernel.compute(ctx);
+  } catch (...) {
+    if (cupti) cupti->end();
+    throw;
+  }
   check(cudaEventRecord(s.stop, s.stream), "cudaEventRecord");
+  if (cupti) cupti->end();
   check(cudaGetLastError(), ctx.node().label().c_str());
 }
 
 std::optional<double> CudaBackend::last_run_device_seconds() const {
   if (!state_) return std::nullopt;
-  float ms = 0;
   check(cudaEventSynchronize(state_->stop), "cudaEventSynchronize");
+  if (last_cupti_tag) return CuptiTimer::start()->seconds(last_cupti_tag);
+  float ms = 0;
   check(cudaEventElapsedTime(&ms, state_->start, state_->stop), "cudaEventElapsedTime");
   return ms / 1e3;
 }
@@ -287,6 +297,9 @@ std::vector<std::pair<std::string, std::string>> CudaBackend::numerics(const Exe
        "one thread per row or output in the CPU's element order (softmax, normalisations, "
        "pools); Reduce* in row-major order"},
       {"storage", "float32 values on the format's grid, rounded on the device as on the CPU"},
+      {"node time", !time_nodes_          ? "not recorded (no --timing)"
+                    : CuptiTimer::start() ? "CUPTI kernel activity: the sum of the node's kernels"
+                                          : "CUDA events around the node's launches (" + CuptiTimer::why_not() + ")"},
   };
 }
 

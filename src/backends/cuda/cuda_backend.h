@@ -14,6 +14,7 @@
 #include <cuda_runtime.h>
 #include <cudnn.h>
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -40,6 +41,7 @@ class CudaBackend : public Backend {
   void run(const OpKernel& kernel, KernelContext& ctx) const override;
   void synchronize() const override;
   std::optional<double> last_run_device_seconds() const override;
+  void time_nodes(bool on) const override { time_nodes_ = on; }
   Tensor upload(const Tensor& host) const override;
   Tensor download(const Tensor& on_device) const override;
   void store_in_format(Tensor& tensor, Format storage, double scale) const override;
@@ -62,6 +64,7 @@ class CudaBackend : public Backend {
   State& state() const;  // the stream, handles and events, made on first use
   int index_;
   std::string name_;
+  mutable std::atomic<bool> time_nodes_{false};
   mutable std::once_flag once_;
   mutable std::unique_ptr<State> state_;
 };
