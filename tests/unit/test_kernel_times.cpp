@@ -8,12 +8,12 @@ using mpa::cuda::KernelTimes;
 
 TEST(KernelTimes, ANodesKernelsAreSummedWhicheverRecordComesFirst) {
   KernelTimes times;
-  times.correlate(10, 1);              // node run 1 launched correlation 10 and 11
-  times.kernel(10, 1'000, 4'000);      // 3 us
-  times.kernel(11, 5'000, 5'500);      // kernel record before its correlation record: 0.5 us
+  times.correlate(10, 1);          // node run 1 launched correlation 10 and 11
+  times.kernel(10, 1'000, 4'000);  // 3 us
+  times.kernel(11, 5'000, 5'500);  // kernel record before its correlation record: 0.5 us
   times.correlate(11, 1);
-  times.correlate(12, 2);              // node run 2
-  times.kernel(12, 9'000, 10'000);     // 1 us
+  times.correlate(12, 2);           // node run 2
+  times.kernel(12, 9'000, 10'000);  // 1 us
   EXPECT_DOUBLE_EQ(times.take_seconds(1), 3.5e-6);
   EXPECT_DOUBLE_EQ(times.take_seconds(2), 1e-6);
   EXPECT_EQ(times.unmatched(), 0u);

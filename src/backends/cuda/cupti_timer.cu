@@ -1,5 +1,3 @@
-#include "backends/cuda/cupti_timer.h"
-
 #include <cupti.h>
 #include <dlfcn.h>
 
@@ -7,6 +5,7 @@
 #include <mutex>
 #include <type_traits>
 
+#include "backends/cuda/cupti_timer.h"
 #include "backends/cuda/kernel_times.h"
 
 namespace mpa::cuda {
@@ -75,7 +74,9 @@ bool load() {
     reason() = std::string("CUPTI not loaded (") + (error ? error : "libcupti.so.13 not found") + ")";
     return false;
   }
-  const auto find = [&](auto& fn, const char* name) { fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(library, name)); };
+  const auto find = [&](auto& fn, const char* name) {
+    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(library, name));
+  };
   find(api.register_callbacks, "cuptiActivityRegisterCallbacks");
   find(api.enable, "cuptiActivityEnable");
   find(api.push, "cuptiActivityPushExternalCorrelationId");

@@ -35,7 +35,8 @@ class KernelTimes {
       seconds = static_cast<double>(it->second) * 1e-9;
       ns_of_.erase(it);
     }
-    for (auto it = tag_of_.begin(); it != tag_of_.end();) it = it->second == external ? tag_of_.erase(it) : std::next(it);
+    for (auto it = tag_of_.begin(); it != tag_of_.end();)
+      it = it->second == external ? tag_of_.erase(it) : std::next(it);
     return seconds;
   }
   // Kernels whose launch no tag claimed (launched outside a node, or not yet correlated).
