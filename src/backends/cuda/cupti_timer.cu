@@ -88,9 +88,12 @@ bool load() {
     reason() = "CUPTI library lacks the activity API";
     return false;
   }
+  // External correlation records precede API records only (cupti_activity.h, cuptiActivityPushExternalCorrelationId):
+  // the runtime and driver API kinds must be on for a kernel's launch to be tied to its node.
   CUptiResult status = api.register_callbacks(buffer_requested, buffer_completed);
-  if (status == CUPTI_SUCCESS) status = api.enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
-  if (status == CUPTI_SUCCESS) status = api.enable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
+  for (const CUpti_ActivityKind kind : {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
+                                        CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER})
+    if (status == CUPTI_SUCCESS) status = api.enable(kind);
   if (status != CUPTI_SUCCESS) {
     reason() = "CUPTI activity collection refused: " + describe(status);
     return false;
