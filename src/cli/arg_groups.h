@@ -13,5 +13,7 @@ void add_thread_option(CLI::App& app, int& threads);
 // --device NAME: the backend that runs the model (`mpaudit devices` lists them).
 void add_device_option(CLI::App& app, std::string& device);
 int resolve_threads(int requested);
+// For options naming a file to write: an empty path is refused at parse time, naming the option.
+extern const CLI::Validator kNonEmptyPath;
 
 }  // namespace mpa::cli

@@ -1,6 +1,7 @@
 #include <algorithm>
 
 #include "audit/verdict.h"
+#include "cli/arg_groups.h"
 #include "cli/commands.h"
 #include "cli/progress.h"
 #include "cli/summary.h"
@@ -63,9 +64,9 @@ Action add_merge(CLI::App& app) {
   app.add_option("reports", a->reports, "reports of the same model and settings, made on different samples")
       ->required()
       ->check(CLI::ExistingFile);
-  app.add_option("-o,--output", a->output, "merged report")->required();
+  app.add_option("-o,--output", a->output, "merged report")->required()->check(kNonEmptyPath);
   app.add_option("--fail-on", a->fail_on, "gates, as for audit");
-  app.add_option("--junit", a->junit_path, "write the gates and unsafe nodes here as JUnit XML (atomically)");
+  app.add_option("--junit", a->junit_path, "write the gates and unsafe nodes here as JUnit XML (atomically)")->check(kNonEmptyPath);
   app.add_flag("--quiet", a->quiet, "no progress and no summary; the exit code still tells");
   app.add_option("--progress-every", a->progress_every,
                  "seconds between progress lines when stderr is not a terminal (default 10)")

@@ -228,7 +228,7 @@ Action add_tensors(CLI::App& app) {
   app.add_option("--hysteresis", a->audit.loss_scale.hysteresis,
                  "dynamic loss scaling: overflows tolerated before backing off, as DeepSpeed's (default 1: GradScaler)")
       ->check(CLI::Range(1, 1 << 20));
-  app.add_option("--json", a->json_path, "write the JSON report here (atomically)");
+  app.add_option("--json", a->json_path, "write the JSON report here (atomically)")->check(kNonEmptyPath);
   app.add_option("--fail-on", a->fail_on,
                  "gate, e.g. 'fp16.flush_to_zero_frac>0.01', 'skipped_steps>0', 'fp16.vanished_frac>0.5' (repeatable)");
   add_thread_option(app, a->threads);

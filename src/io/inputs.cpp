@@ -198,9 +198,11 @@ SampleSource::SampleSource(const Graph& graph, InputOptions options) : graph_(gr
       fail("--preprocess " + name + ": given twice (put its options in one, comma-separated)");
     preprocess[name] = parse_preprocess(spec.substr(colon + 1), "--preprocess " + name);
   }
+  std::set<std::string> given;  // by --input (which may override an .npz entry, but not itself)
   for (const std::string& spec : options_.files) {
     const auto [name, text] = split_assignment(spec, "--input");
     check_name(name, "--input " + spec);
+    if (!given.insert(name).second) fail("--input " + name + ": given twice");
     ValueInfo info;
     if (declared.count(name)) {
       info = *declared.at(name);

@@ -68,6 +68,7 @@ struct ValueInfo {
   Shape dims;
   std::vector<std::string> dim_params;
   bool is_tensor = true;  // false for sequence/map/optional values
+  std::string type_name;  // such a value's type in words ("sequence(tensor(float))"); empty for tensors
 };
 
 // The declared shape as text ("1x3xHxW", "scalar", "no shape"), symbolic dims by name.

@@ -209,14 +209,29 @@ struct GraphLoader {
         info.has_shape = true;
         // A negative dim_value (older paddle2onnx exports write -1) declares a dynamic dim, as onnxruntime reads it.
         for (const auto& d : type.tensor_type().shape().dim()) {
+          if (d.has_dim_value() && d.dim_value() < -1)
+            fail(file + ": '" + v.name() + "' declares dimension " + std::to_string(d.dim_value()) +
+                 " (negative; -1 alone is read as a dynamic dim, as older exporters write it)");
           info.dims.push_back(d.has_dim_value() && d.dim_value() >= 0 ? d.dim_value() : -1);
           info.dim_params.push_back(d.has_dim_param() ? d.dim_param() : "");
         }
       }
-    } else if (v.has_type()) {
-      info.is_tensor = false;
+    } else if (type.has_sequence_type() || type.has_optional_type() || type.has_map_type() ||
+               type.has_sparse_tensor_type()) {
+      info.is_tensor = false;  // an empty type (some exporters leave subgraph outputs so) is read as a tensor
+      info.type_name = type_name(type);
     }
     return info;
+  }
+
+  // "sequence(tensor(float))", "optional(tensor(int64))", "map(string, tensor(float))": a value type in words.
+  static std::string type_name(const onnx::TypeProto& type) {
+    if (type.has_tensor_type()) return "tensor(" + onnx_type_name(type.tensor_type().elem_type()) + ")";
+    if (type.has_sequence_type()) return "sequence(" + type_name(type.sequence_type().elem_type()) + ")";
+    if (type.has_optional_type()) return "optional(" + type_name(type.optional_type().elem_type()) + ")";
+    if (type.has_map_type())
+      return "map(" + onnx_type_name(type.map_type().key_type()) + ", " + type_name(type.map_type().value_type()) + ")";
+    return "sparse_tensor(" + onnx_type_name(type.sparse_tensor_type().elem_type()) + ")";
   }
 
   Attribute attribute(onnx::AttributeProto& a, const std::string& where, int depth,
@@ -298,8 +313,11 @@ struct GraphLoader {
       g->initializers.emplace(name,
                               tensor_from_proto(std::move(init), base_dir, file + ": initializer '" + name + "'"));
     }
-    for (const auto& in : proto.input())
+    std::set<std::string> declared;
+    for (const auto& in : proto.input()) {
+      if (!declared.insert(in.name()).second) fail(file + ": graph input '" + in.name() + "' is declared twice");
       if (!g->initializers.count(in.name())) g->inputs.push_back(value_info(in));
+    }
     for (const auto& out : proto.output()) g->outputs.push_back(value_info(out));
 
     std::vector<Node> nodes;
@@ -312,8 +330,11 @@ struct GraphLoader {
       if (!(!node.op_type.empty())) fail(file + ": " + node.label() + " has no op_type");
       node.inputs.assign(n.input().begin(), n.input().end());
       node.outputs.assign(n.output().begin(), n.output().end());
-      for (auto& a : *n.mutable_attribute())
+      for (auto& a : *n.mutable_attribute()) {
+        if (node.attributes.count(a.name()))
+          fail(file + ": " + node.label() + ": attribute '" + a.name() + "' is given twice");
         node.attributes[a.name()] = attribute(a, file + ": " + node.label(), depth, opsets);
+      }
       for (const auto& [key, a] : node.attributes) {
         std::vector<std::shared_ptr<const Graph>> subgraphs = a.graphs;
         if (a.g) subgraphs.push_back(a.g);

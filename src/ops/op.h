@@ -44,6 +44,7 @@ class OpInit {
   const Attribute& require(const std::string& key) const;
 
  private:
+  const Attribute* typed(const std::string& key, Attribute::Kind kind) const;
   const Node& node_;
   int64_t opset_;
 };

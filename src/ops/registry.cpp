@@ -12,28 +12,65 @@ const Attribute& OpInit::require(const std::string& key) const {
   return *a;
 }
 
-int64_t OpInit::get_int(const std::string& key, int64_t fallback) const {
+namespace {
+
+const char* attribute_kind_name(Attribute::Kind kind) {
+  switch (kind) {
+    case Attribute::Kind::Float: return "FLOAT";
+    case Attribute::Kind::Int: return "INT";
+    case Attribute::Kind::String: return "STRING";
+    case Attribute::Kind::Tensor: return "TENSOR";
+    case Attribute::Kind::Graph: return "GRAPH";
+    case Attribute::Kind::Floats: return "FLOATS";
+    case Attribute::Kind::Ints: return "INTS";
+    case Attribute::Kind::Strings: return "STRINGS";
+    case Attribute::Kind::Tensors: return "TENSORS";
+    case Attribute::Kind::Graphs: return "GRAPHS";
+    case Attribute::Kind::Other: break;
+  }
+  return "an unsupported attribute type";
+}
+
+}  // namespace
+
+// The attribute `key` when present, checked to be of `kind`: an attribute of another type (a FLOAT 'axis')
+// fails naming the node rather than being read as a default.
+const Attribute* OpInit::typed(const std::string& key, Attribute::Kind kind) const {
   const Attribute* a = node_.attribute(key);
+  if (a && a->kind != kind)
+    fail(node_.label() + ": attribute '" + key + "' is " + attribute_kind_name(a->kind) + ", expected " +
+         attribute_kind_name(kind));
+  return a;
+}
+
+int64_t OpInit::get_int(const std::string& key, int64_t fallback) const {
+  const Attribute* a = typed(key, Attribute::Kind::Int);
   return a ? a->i : fallback;
 }
 float OpInit::get_float(const std::string& key, float fallback) const {
-  const Attribute* a = node_.attribute(key);
+  const Attribute* a = typed(key, Attribute::Kind::Float);
   return a ? a->f : fallback;
 }
 std::string OpInit::get_string(const std::string& key, const std::string& fallback) const {
-  const Attribute* a = node_.attribute(key);
+  const Attribute* a = typed(key, Attribute::Kind::String);
   return a ? a->s : fallback;
 }
 std::vector<int64_t> OpInit::get_ints(const std::string& key, std::vector<int64_t> fallback) const {
-  const Attribute* a = node_.attribute(key);
+  const Attribute* a = typed(key, Attribute::Kind::Ints);
   return a ? a->ints : fallback;
 }
 std::vector<float> OpInit::get_floats(const std::string& key, std::vector<float> fallback) const {
-  const Attribute* a = node_.attribute(key);
+  const Attribute* a = typed(key, Attribute::Kind::Floats);
   return a ? a->floats : fallback;
 }
-int64_t OpInit::require_int(const std::string& key) const { return require(key).i; }
-const Tensor& OpInit::require_tensor(const std::string& key) const { return require(key).t; }
+int64_t OpInit::require_int(const std::string& key) const {
+  require(key);
+  return typed(key, Attribute::Kind::Int)->i;
+}
+const Tensor& OpInit::require_tensor(const std::string& key) const {
+  require(key);
+  return typed(key, Attribute::Kind::Tensor)->t;
+}
 
 // [SECTION] KernelContext
 

@@ -81,6 +81,12 @@ Session::Session(std::shared_ptr<const Graph> graph, SessionOptions options)
     node_configs_.push_back(c);
     if (c.storage != Format::FP32) initializers_in(c.storage);  // converted once, before any run
   }
+  // Sequence, optional and map values do not flow through the runtime: refused up front, by type.
+  for (const auto* list : {&graph_->inputs, &graph_->outputs})
+    for (const ValueInfo& v : *list)
+      if (!v.is_tensor)
+        throw UnsupportedType("graph " + std::string(list == &graph_->inputs ? "input" : "output") + " '" + v.name +
+                              "' is a " + v.type_name + ", which mpaudit does not support (tensors only)");
   // Every node has a CPU kernel (the fallback of every placement); a device backend's own kernels are made
   // beside them where it registers one.
   const auto unsupported = find_unsupported_nodes(*graph_);

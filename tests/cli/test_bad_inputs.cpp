@@ -324,3 +324,88 @@ TEST(BadInput, ValidModelRunsAndWritesOutputs) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(mpa::read_npy(dir / "out" / "y.npy").to_double_vector(), (std::vector<double>{0, 2, 0, 4}));
 }
+
+// Issue 19, strict model validation: what was accepted silently is refused in one line naming the node,
+// attribute or value.
+TEST(BadInput, AnAttributeGivenTwiceOnANode) {
+  TempDir dir;
+  ModelBuilder b;
+  b.input("x", onnx::TensorProto::FLOAT, {2, 3});
+  onnx::NodeProto& n = b.node("Softmax", {"x"}, {"y"}, "soft");
+  ModelBuilder::set_int(n, "axis", 1);
+  ModelBuilder::set_int(n, "axis", 0);
+  b.output("y");
+  b.save(dir / "m.onnx");
+  expect_clean_error(run_cli(dir, run_args(dir / "m.onnx")), {"m.onnx", "node 'soft'", "attribute 'axis' is given twice"});
+}
+
+TEST(BadInput, AnAttributeOfTheWrongTypeIsNotReadAsAnother) {
+  TempDir dir;
+  ModelBuilder b;
+  b.input("x", onnx::TensorProto::FLOAT, {2, 3});
+  onnx::NodeProto& n = b.node("Softmax", {"x"}, {"y"}, "soft");
+  auto* a = n.add_attribute();  // a float axis was read as integer 0 before
+  a->set_name("axis");
+  a->set_type(onnx::AttributeProto::FLOAT);
+  a->set_f(1.f);
+  b.output("y");
+  b.save(dir / "m.onnx");
+  expect_clean_error(run_cli(dir, run_args(dir / "m.onnx")),
+                     {"node 'soft'", "attribute 'axis' is FLOAT, expected INT"});
+}
+
+TEST(BadInput, AGraphInputDeclaredTwice) {
+  TempDir dir;
+  ModelBuilder b;
+  b.input("x", onnx::TensorProto::FLOAT, {2});
+  b.input("x", onnx::TensorProto::FLOAT, {2});
+  b.node("Add", {"x", "x"}, {"y"}, "add");
+  b.output("y");
+  b.save(dir / "m.onnx");
+  expect_clean_error(run_cli(dir, run_args(dir / "m.onnx")), {"m.onnx", "graph input 'x' is declared twice"});
+}
+
+TEST(BadInput, ADeclaredDimBelowMinusOne) {
+  TempDir dir;
+  ModelBuilder b;
+  b.input("x", onnx::TensorProto::FLOAT, {2, 3});
+  b.model().mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(1)->set_dim_value(-3);
+  b.node("Relu", {"x"}, {"y"}, "act");
+  b.output("y");
+  b.save(dir / "m.onnx");
+  expect_clean_error(run_cli(dir, run_args(dir / "m.onnx")), {"m.onnx", "'x' declares dimension -3"});
+  ModelBuilder paddle;  // -1, as older exporters write a dynamic dim, still reads as dynamic
+  paddle.input("x", onnx::TensorProto::FLOAT, {2, 3});
+  paddle.model().mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(1)->set_dim_value(-1);
+  paddle.node("Relu", {"x"}, {"y"}, "act");
+  paddle.output("y");
+  paddle.save(dir / "p.onnx");
+  EXPECT_EQ(run_cli(dir, run_args(dir / "p.onnx")).exit_code, 0);
+}
+
+TEST(BadInput, SequenceTypedGraphInputsAreRefusedByTheirType) {
+  TempDir dir;
+  ModelBuilder b;
+  onnx::ValueInfoProto* s = b.model().mutable_graph()->add_input();
+  s->set_name("s");
+  s->mutable_type()->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type()->set_elem_type(
+      onnx::TensorProto::FLOAT);
+  b.node("Identity", {"s"}, {"y"}, "id");
+  b.output("y");
+  b.save(dir / "m.onnx");
+  expect_clean_error(run_cli(dir, run_args(dir / "m.onnx")),
+                     {"graph input 's' is a sequence(tensor(", "does not support (tensors only)"});
+}
+
+// Issue 19, strict options: an input given twice, an empty output path.
+TEST(BadInput, TheSameInputTwiceAndEmptyOutputPaths) {
+  TempDir dir;
+  relu_model().save(dir / "m.onnx");
+  const std::string model = (dir / "m.onnx").string();
+  mpa::write_npy(dir / "x.npy", mpa::Tensor::from_vector<float>({1, 2, 3, 4}, {1, 4}));
+  const std::string x = " --input x=" + (dir / "x.npy").string();
+  expect_clean_error(run_cli(dir, "run " + model + x + x), {"--input x: given twice"});
+  expect_clean_error(run_cli(dir, "audit " + model + " --random-inputs --json ''"), {"--json", "empty path"});
+  expect_clean_error(run_cli(dir, "run " + model + " --random-inputs --save-outputs ''"), {"--save-outputs", "empty path"});
+  expect_clean_error(run_cli(dir, "run " + model + " --random-inputs --save-inputs ''"), {"--save-inputs", "empty path"});
+}
