@@ -28,8 +28,8 @@ void add_thread_option(CLI::App& app, int& threads) {
   app.add_option("--threads", threads, "worker threads (default: all cores)");
 }
 
-const CLI::Validator kNonEmptyPath([](std::string& path) { return path.empty() ? std::string("empty path") : std::string(); },
-                                   "PATH");
+const CLI::Validator kNonEmptyPath(
+    [](std::string& path) { return path.empty() ? std::string("empty path") : std::string(); }, "PATH");
 
 int resolve_threads(int requested) {
   return requested > 0 ? requested : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));

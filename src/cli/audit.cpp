@@ -5,8 +5,8 @@
 #include <cstdio>
 
 #include "audit/advice.h"
-#include "cli/audit_job.h"
 #include "cli/arg_groups.h"
+#include "cli/audit_job.h"
 #include "cli/commands.h"
 #include "cli/progress.h"
 #include "cli/summary.h"
@@ -69,9 +69,11 @@ Action add_audit(CLI::App& app) {
   app.add_option("model", a->job.model, "ONNX model file")->required();
   add_audit_job_options(app, a->job);
   app.add_option("--json", a->json_path, "write the JSON report here (atomically)")->check(kNonEmptyPath);
-  app.add_option("--html", a->html_path, "write the report as one self-contained HTML page (atomically)")->check(kNonEmptyPath);
+  app.add_option("--html", a->html_path, "write the report as one self-contained HTML page (atomically)")
+      ->check(kNonEmptyPath);
   app.add_option("--junit", a->junit_path,
-                 "write the gates and unsafe nodes here as JUnit XML, for CI test reports (atomically)")->check(kNonEmptyPath);
+                 "write the gates and unsafe nodes here as JUnit XML, for CI test reports (atomically)")
+      ->check(kNonEmptyPath);
   app.add_option("--fail-on", a->fail_on,
                  "gate, e.g. 'unsafe_nodes>0' or 'output.max_rel_err>1e-2' (repeatable; "
                  "default: fail when any node is unsafe)");

@@ -1,12 +1,13 @@
 // `mpaudit diff BASE.json NEW.json`: what changed between two reports (reports/diff.h), as text or as
 // Markdown for a pull-request comment; with --fail-on-regression the exit code says whether NEW is worse.
+#include "reports/diff.h"
+
 #include <cmath>
 #include <cstdio>
 
 #include "cli/arg_groups.h"
 #include "cli/commands.h"
 #include "io/npy.h"
-#include "reports/diff.h"
 
 namespace mpa::cli {
 
@@ -37,7 +38,8 @@ Action add_diff(CLI::App& app) {
   app.add_option("base", a->base, "the report to compare against (e.g. main's)")->required()->check(CLI::ExistingFile);
   app.add_option("new", a->now, "the report of the change")->required()->check(CLI::ExistingFile);
   app.add_option("--format", a->format, "text (default) or markdown (for a pull-request comment)");
-  app.add_option("-o,--output", a->output, "write the diff here (atomically) instead of to stdout")->check(kNonEmptyPath);
+  app.add_option("-o,--output", a->output, "write the diff here (atomically) instead of to stdout")
+      ->check(kNonEmptyPath);
   app.add_option("--sqnr-db", a->options.sqnr_db, "list SQNR changes of at least this many dB (default 3)");
   app.add_option("--ulp-ratio", a->options.ulp_ratio,
                  "list a node's max ulp error when it changes by this factor (default 2)");

@@ -1,8 +1,9 @@
 // `mpaudit html REPORT.json -o OUT.html`: a report as one self-contained page (reports/html.h).
+#include "reports/html.h"
+
 #include "cli/arg_groups.h"
 #include "cli/commands.h"
 #include "io/npy.h"
-#include "reports/html.h"
 
 namespace mpa::cli {
 

@@ -66,7 +66,8 @@ Action add_merge(CLI::App& app) {
       ->check(CLI::ExistingFile);
   app.add_option("-o,--output", a->output, "merged report")->required()->check(kNonEmptyPath);
   app.add_option("--fail-on", a->fail_on, "gates, as for audit");
-  app.add_option("--junit", a->junit_path, "write the gates and unsafe nodes here as JUnit XML (atomically)")->check(kNonEmptyPath);
+  app.add_option("--junit", a->junit_path, "write the gates and unsafe nodes here as JUnit XML (atomically)")
+      ->check(kNonEmptyPath);
   app.add_flag("--quiet", a->quiet, "no progress and no summary; the exit code still tells");
   app.add_option("--progress-every", a->progress_every,
                  "seconds between progress lines when stderr is not a terminal (default 10)")

@@ -166,7 +166,8 @@ Action add_run(CLI::App& app) {
   add_input_options(app, opt->inputs, false);
   app.add_option("--save-outputs", opt->save_outputs, "write each graph output as DIR/NAME.npy")->check(kNonEmptyPath);
   app.add_option("--save-inputs", opt->save_inputs,
-                 "write each input as fed (after decoding and --preprocess) as DIR/NAME.npy, e.g. for another runtime")->check(kNonEmptyPath);
+                 "write each input as fed (after decoding and --preprocess) as DIR/NAME.npy, e.g. for another runtime")
+      ->check(kNonEmptyPath);
   add_thread_option(app, opt->threads);
   add_device_option(app, opt->device);
   app.add_option("--precision", opt->precision, "fp32 (default), fp64, or an emulated format: fp16, bf16, fp8e4m3, fp8e5m2, tf32");

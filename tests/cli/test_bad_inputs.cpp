@@ -336,7 +336,8 @@ TEST(BadInput, AnAttributeGivenTwiceOnANode) {
   ModelBuilder::set_int(n, "axis", 0);
   b.output("y");
   b.save(dir / "m.onnx");
-  expect_clean_error(run_cli(dir, run_args(dir / "m.onnx")), {"m.onnx", "node 'soft'", "attribute 'axis' is given twice"});
+  expect_clean_error(run_cli(dir, run_args(dir / "m.onnx")),
+                     {"m.onnx", "node 'soft'", "attribute 'axis' is given twice"});
 }
 
 TEST(BadInput, AnAttributeOfTheWrongTypeIsNotReadAsAnother) {
@@ -369,14 +370,28 @@ TEST(BadInput, ADeclaredDimBelowMinusOne) {
   TempDir dir;
   ModelBuilder b;
   b.input("x", onnx::TensorProto::FLOAT, {2, 3});
-  b.model().mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(1)->set_dim_value(-3);
+  b.model()
+      .mutable_graph()
+      ->mutable_input(0)
+      ->mutable_type()
+      ->mutable_tensor_type()
+      ->mutable_shape()
+      ->mutable_dim(1)
+      ->set_dim_value(-3);
   b.node("Relu", {"x"}, {"y"}, "act");
   b.output("y");
   b.save(dir / "m.onnx");
   expect_clean_error(run_cli(dir, run_args(dir / "m.onnx")), {"m.onnx", "'x' declares dimension -3"});
   ModelBuilder paddle;  // -1, as older exporters write a dynamic dim, still reads as dynamic
   paddle.input("x", onnx::TensorProto::FLOAT, {2, 3});
-  paddle.model().mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(1)->set_dim_value(-1);
+  paddle.model()
+      .mutable_graph()
+      ->mutable_input(0)
+      ->mutable_type()
+      ->mutable_tensor_type()
+      ->mutable_shape()
+      ->mutable_dim(1)
+      ->set_dim_value(-1);
   paddle.node("Relu", {"x"}, {"y"}, "act");
   paddle.output("y");
   paddle.save(dir / "p.onnx");
@@ -406,6 +421,8 @@ TEST(BadInput, TheSameInputTwiceAndEmptyOutputPaths) {
   const std::string x = " --input x=" + (dir / "x.npy").string();
   expect_clean_error(run_cli(dir, "run " + model + x + x), {"--input x: given twice"});
   expect_clean_error(run_cli(dir, "audit " + model + " --random-inputs --json ''"), {"--json", "empty path"});
-  expect_clean_error(run_cli(dir, "run " + model + " --random-inputs --save-outputs ''"), {"--save-outputs", "empty path"});
-  expect_clean_error(run_cli(dir, "run " + model + " --random-inputs --save-inputs ''"), {"--save-inputs", "empty path"});
+  expect_clean_error(run_cli(dir, "run " + model + " --random-inputs --save-outputs ''"),
+                     {"--save-outputs", "empty path"});
+  expect_clean_error(run_cli(dir, "run " + model + " --random-inputs --save-inputs ''"),
+                     {"--save-inputs", "empty path"});
 }
