@@ -1,5 +1,7 @@
 #include "cli/arg_groups.h"
 
+#include <charconv>
+#include <limits>
 #include <thread>
 
 namespace mpa::cli {
@@ -17,19 +19,38 @@ void add_input_options(CLI::App& app, InputOptions& o, bool with_samples) {
       ->group("Inputs");
   app.add_flag("--random-inputs", o.random, "fill inputs not given otherwise with seeded random values")->group("Inputs");
   if (with_samples)
-    app.add_option("--samples", o.samples, "number of random samples (implies --random-inputs)")->group("Inputs");
-  app.add_option("--seed", o.seed, "seed for random inputs")->default_val(0)->group("Inputs");
+    app.add_option("--samples", o.samples, "number of random samples (implies --random-inputs)")
+        ->check(integer_in(1, kMaxSamples))
+        ->group("Inputs");
+  app.add_option("--seed", o.seed, "seed for random inputs")
+      ->default_val(0)
+      ->check(integer_in(0, std::numeric_limits<int64_t>::max()))
+      ->group("Inputs");
   app.add_option("--shape", o.shapes, "NAME=1x3x224x224: fixes symbolic dims of random inputs")->group("Inputs");
   app.add_option("--dist", o.distributions, "NAME=normal:MEAN,STD | uniform:LO,HI | int:LO,HI for random inputs")
       ->group("Inputs");
 }
 
 void add_thread_option(CLI::App& app, int& threads) {
-  app.add_option("--threads", threads, "worker threads (default: all cores)");
+  app.add_option("--threads", threads, "worker threads (default: all cores)")->check(integer_in(0, kMaxThreads));
 }
 
 const CLI::Validator kNonEmptyPath(
     [](std::string& path) { return path.empty() ? std::string("empty path") : std::string(); }, "PATH");
+
+CLI::Validator integer_in(int64_t lo, int64_t hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& text) -> std::string {
+        int64_t value = 0;
+        const char* end = text.data() + text.size();
+        const auto [stop, error] = std::from_chars(text.data(), end, value);
+        if (error == std::errc::result_out_of_range || (error == std::errc() && stop == end && (value < lo || value > hi)))
+          return text + " is out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+        if (error != std::errc() || stop != end) return text + " is not a whole number";
+        return {};
+      },
+      "INT in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+}
 
 int resolve_threads(int requested) {
   return requested > 0 ? requested : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));

@@ -6,6 +6,10 @@
 
 namespace mpa::cli {
 
+// Bounds of the counting options (README, Limits): samples per audit or shard, worker threads.
+inline constexpr int64_t kMaxSamples = int64_t{1} << 31;
+inline constexpr int64_t kMaxThreads = 1024;
+
 // --input, --inputs, --random-inputs, --seed, --shape, --dist (and --samples when with_samples).
 void add_input_options(CLI::App& app, InputOptions& options, bool with_samples);
 // --threads (default: every core).
@@ -15,5 +19,8 @@ void add_device_option(CLI::App& app, std::string& device);
 int resolve_threads(int requested);
 // For options naming a file to write: an empty path is refused at parse time, naming the option.
 extern const CLI::Validator kNonEmptyPath;
+// For integer options: the text must be a whole number in [lo, hi], read exactly (no scientific notation,
+// no fraction, no silent clamping of an out-of-range value to the type's limit).
+CLI::Validator integer_in(int64_t lo, int64_t hi);
 
 }  // namespace mpa::cli

@@ -224,10 +224,10 @@ Action add_tensors(CLI::App& app) {
   app.add_option("--backoff-factor", a->backoff_factor, "dynamic loss scaling: backoff factor (default 0.5)");
   app.add_option("--growth-interval", a->audit.loss_scale.growth_interval,
                  "dynamic loss scaling: clean steps before the scale grows (default 2000)")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+      ->check(integer_in(1, int64_t{1} << 40));
   app.add_option("--hysteresis", a->audit.loss_scale.hysteresis,
                  "dynamic loss scaling: overflows tolerated before backing off, as DeepSpeed's (default 1: GradScaler)")
-      ->check(CLI::Range(1, 1 << 20));
+      ->check(integer_in(1, 1 << 20));
   app.add_option("--json", a->json_path, "write the JSON report here (atomically)")->check(kNonEmptyPath);
   app.add_option("--fail-on", a->fail_on,
                  "gate, e.g. 'fp16.flush_to_zero_frac>0.01', 'skipped_steps>0', 'fp16.vanished_frac>0.5' (repeatable)");

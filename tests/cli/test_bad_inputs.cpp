@@ -426,3 +426,18 @@ TEST(BadInput, TheSameInputTwiceAndEmptyOutputPaths) {
   expect_clean_error(run_cli(dir, "run " + model + " --random-inputs --save-inputs ''"),
                      {"--save-inputs", "empty path"});
 }
+
+// Issue 19, strict numeric options: read exactly and range-checked, never clamped to the type's limit.
+TEST(BadInput, CountingOptionsAreReadExactlyAndRangeChecked) {
+  TempDir dir;
+  relu_model().save(dir / "m.onnx");
+  const std::string audit = "audit " + (dir / "m.onnx").string() + " --quiet ";
+  expect_clean_error(run_cli(dir, audit + "--samples 99999999999999999999"), {"--samples", "out of range"});
+  expect_clean_error(run_cli(dir, audit + "--samples 4294967296"), {"--samples", "out of range"});
+  expect_clean_error(run_cli(dir, audit + "--samples 1e3"), {"--samples", "not a whole number"});
+  expect_clean_error(run_cli(dir, audit + "--seed -1"), {"--seed", "out of range"});
+  expect_clean_error(run_cli(dir, audit + "--threads 100000"), {"--threads", "out of range"});
+  expect_clean_error(run_cli(dir, "run " + (dir / "m.onnx").string() + " --random-inputs --repeat 2x"),
+                     {"--repeat", "not a whole number"});
+  EXPECT_EQ(run_cli(dir, audit + "--samples 3 --seed 9223372036854775807 --threads 1").exit_code, 0);
+}
