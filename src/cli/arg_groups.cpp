@@ -44,7 +44,8 @@ CLI::Validator integer_in(int64_t lo, int64_t hi) {
         int64_t value = 0;
         const char* end = text.data() + text.size();
         const auto [stop, error] = std::from_chars(text.data(), end, value);
-        if (error == std::errc::result_out_of_range || (error == std::errc() && stop == end && (value < lo || value > hi)))
+        if (error == std::errc::result_out_of_range ||
+            (error == std::errc() && stop == end && (value < lo || value > hi)))
           return text + " is out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
         if (error != std::errc() || stop != end) return text + " is not a whole number";
         return {};

@@ -179,7 +179,8 @@ Action add_run(CLI::App& app) {
   app.add_option("--profile", opt->profile, "GPU runtime to emulate: generic (default) or ort-cuda");
   app.add_flag("--raw-format", opt->raw_format, "save outputs in the format's own encoding (fp16 as float16, bf16 as "
                                                 "raw uint16, fp8 as uint8 codes) instead of float32");
-  app.add_option("--repeat", opt->repeat, "after one warm-up run, run N times and print load time and median/min/max run time")
+  app.add_option("--repeat", opt->repeat,
+                 "after one warm-up run, run N times and print load time and median/min/max run time")
       ->check(integer_in(0, 1'000'000));
   return [opt] { return run(*opt); };
 }
