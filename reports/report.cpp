@@ -7,6 +7,7 @@
 #include "common/error.h"
 #include "io/npy.h"
 #include "model/loader.h"
+#include "reports/report_schema.h"
 
 namespace mpa::report {
 
@@ -431,7 +432,7 @@ std::string serialize(const Report& report) {
   return to_json(report).dump(1, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
-Report read_report(const std::string& path) {
+Report read_report(const std::string& path, bool check_schema) {
   const std::string text = read_file_bytes(path, uint64_t{4} << 30);
   json j;
   try {
@@ -439,6 +440,11 @@ Report read_report(const std::string& path) {
   } catch (const json::exception& e) {
     fail(path + ": not JSON: " + e.what());
   }
+  // A report of the current schema is checked against it first, so that a corrupt one is refused naming the
+  // field (a count of 2^64 - 1, negative or fractional) instead of being merged into wrong figures.
+  if (check_schema && j.is_object() && j.value("schema", "") == kSchema)
+    if (const std::string violation = schema_violation(j); !violation.empty())
+      fail(path + ": not a valid mpaudit report: " + violation);
   try {
     return from_json(j);
   } catch (const Error& e) {

@@ -227,7 +227,9 @@ struct Report {
 json to_json(const Report& report);
 Report from_json(const json& j);
 std::string serialize(const Report& report);  // deterministic text, 1-space indent
-Report read_report(const std::string& path);
+// `check_schema`: a report of the current schema is validated against it first (merge: a corrupt shard is
+// refused naming the field, not summed into wrong figures).
+Report read_report(const std::string& path, bool check_schema = false);
 void write_report(const std::string& path, const Report& report);  // atomic
 
 }  // namespace mpa::report

@@ -35,7 +35,7 @@ int merge(const MergeArgs& args) {
   require(args.reports.size() >= 2, "merge needs at least two reports");
   check_can_write(args.output);
   if (!args.junit_path.empty()) check_can_write(args.junit_path);
-  report::Report merged = report::read_report(args.reports.front());
+  report::Report merged = report::read_report(args.reports.front(), true);
   std::vector<std::string> outputs = graph_outputs(merged);
   Progress progress(!args.quiet, "merge", "reports", args.progress_every);
   const int64_t total = static_cast<int64_t>(args.reports.size());
@@ -43,7 +43,7 @@ int merge(const MergeArgs& args) {
   for (size_t i = 1; i < args.reports.size(); ++i) {
     progress.show(static_cast<int64_t>(i) + 1, total);
     try {
-      const report::Report next = report::read_report(args.reports[i]);
+      const report::Report next = report::read_report(args.reports[i], true);
       if (outputs.empty()) outputs = graph_outputs(next);
       merged.merge(next);
     } catch (const Error& e) {

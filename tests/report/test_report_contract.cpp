@@ -3,6 +3,8 @@
 // count; shards merged with `mpaudit merge` give the bytes of an audit of the whole set; read_report and
 // write_report round-trip byte for byte; reports are written atomically; --fail-on keeps its exit codes.
 #include <gtest/gtest.h>
+
+#include <limits>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -323,6 +325,31 @@ TEST_F(ReportContract, MergedReportsValidate) {
   EXPECT_EQ(nlohmann::json::parse(read_whole_file(path("partial.json")))["config"]["shard"], "partial");
   ASSERT_EQ(merge({"partial.json", "part3.json"}, "whole.json").exit_code, 0);
   expect_valid(read_whole_file(path("whole.json")), "merge of all shards");
+}
+
+// Issue 19, merge you can trust: a shard whose counters are corrupt (2^64 - 1, which wrapped before,
+// negative, fractional, beyond 2^53) is refused in one line naming the file and the field, and nothing is
+// written; the other shard's report is untouched.
+TEST_F(ReportContract, MergeRefusesCorruptCountersNamingTheFileAndField) {
+  const fs::path mlp = save(mlp_model(), "mlp.onnx");
+  for (const char* shard : {"1/2", "2/2"})
+    audit(mlp, std::string("part") + shard[0] + ".json", std::string("--samples 2 --shard ") + shard);
+  const nlohmann::json good = nlohmann::json::parse(read_whole_file(path("part2.json")));
+  const std::vector<std::pair<std::string, nlohmann::json>> damage = {
+      {"wrapped", nlohmann::json(std::numeric_limits<uint64_t>::max())},
+      {"negative", nlohmann::json(-3)},
+      {"fractional", nlohmann::json(2.5)},
+      {"beyond_2_53", nlohmann::json(int64_t{1} << 54)}};
+  for (const auto& [name, value] : damage) {
+    SCOPED_TRACE(name);
+    nlohmann::json bad = good;
+    bad["nodes"][0]["tensors"][0]["reference"]["count"] = value;
+    write_whole_file(path(name + ".json"), bad.dump());
+    const CliResult r = merge({"part1.json", name + ".json"}, "merged.json");
+    expect_one_line_error(r, name + ".json: not a valid mpaudit report: <root>[nodes][0][tensors][0][reference][count]");
+    EXPECT_FALSE(fs::exists(path("merged.json")));
+  }
+  EXPECT_EQ(merge({"part1.json", "part2.json"}, "merged.json").exit_code, 0);
 }
 
 // The schema is not vacuous: each kind of damage is caught.
