@@ -3,8 +3,6 @@
 // count; shards merged with `mpaudit merge` give the bytes of an audit of the whole set; read_report and
 // write_report round-trip byte for byte; reports are written atomically; --fail-on keeps its exit codes.
 #include <gtest/gtest.h>
-
-#include <limits>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -12,6 +10,7 @@
 #include <algorithm>
 #include <csignal>
 #include <functional>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <random>
 
@@ -346,7 +345,8 @@ TEST_F(ReportContract, MergeRefusesCorruptCountersNamingTheFileAndField) {
     bad["nodes"][0]["tensors"][0]["reference"]["count"] = value;
     write_whole_file(path(name + ".json"), bad.dump());
     const CliResult r = merge({"part1.json", name + ".json"}, "merged.json");
-    expect_one_line_error(r, name + ".json: not a valid mpaudit report: <root>[nodes][0][tensors][0][reference][count]");
+    expect_one_line_error(r,
+                          name + ".json: not a valid mpaudit report: <root>[nodes][0][tensors][0][reference][count]");
     EXPECT_FALSE(fs::exists(path("merged.json")));
   }
   EXPECT_EQ(merge({"part1.json", "part2.json"}, "merged.json").exit_code, 0);
