@@ -67,6 +67,9 @@ class Backend {
 const std::vector<const Backend*>& backends();
 // Adds a backend (a test's, or a loaded module's) to backends(); it must outlive every session using it.
 void add_backend(const Backend& backend);
+// Loads the backends of a module family ("cuda") once; where the module cannot be loaded, adds a backend
+// named after the family, unavailable, whose reason says why (backends/modules.h).
+void load_backends_of(const std::string& family);
 // The backend `--device NAME` names, available on this machine; fails (mpa::Error) naming the backends
 // there are, or why the named one is unavailable.
 const Backend& backend_named(const std::string& name);

@@ -8,33 +8,10 @@
 #include <map>
 #include <mutex>
 
-#include "backends/backend.h"
 
 namespace mpa {
 
 namespace {
-
-// Stands in for a backend whose module could not be loaded: listed by `mpaudit devices`, and named in the
-// one-line error of `--device`, with the reason.
-class MissingBackend : public Backend {
- public:
-  MissingBackend(std::string name, std::string reason) : name_(std::move(name)), reason_(std::move(reason)) {}
-  std::string_view name() const override { return name_; }
-  Device device() const override { return {Device::Kind::Cuda, -1}; }
-  Support available() const override { return {false, reason_}; }
-  std::string describe() const override { return reason_; }
-  Support supports(const Node&, int64_t, const ExecConfig&) const override { return {false, reason_}; }
-  void run(const OpKernel&, KernelContext&) const override { unusable(); }
-  Tensor upload(const Tensor&) const override { unusable(); }
-  Tensor download(const Tensor&) const override { unusable(); }
-  void store_in_format(Tensor&, Format, double) const override { unusable(); }
-  Tensor convert(const Tensor&, Format, double) const override { unusable(); }
-  double absmax(const Tensor&) const override { unusable(); }
-
- private:
-  [[noreturn]] void unusable() const { fail("--device " + name_ + ": " + reason_); }
-  std::string name_, reason_;
-};
 
 std::string executable_folder() {
   std::error_code error;
@@ -93,12 +70,11 @@ std::vector<std::string> module_candidates(const std::string& family) {
   return files;
 }
 
-void load_backend_module(const std::string& family) {
+std::optional<std::string> load_backend_module(const std::string& family) {
   static std::mutex mutex;
-  static std::map<std::string, bool> loaded;
+  static std::map<std::string, std::optional<std::string>> outcome;  // per family: loaded once
   std::lock_guard<std::mutex> lock(mutex);
-  if (loaded[family]) return;
-  loaded[family] = true;
+  if (auto known = outcome.find(family); known != outcome.end()) return std::nullopt;  // reported the first time
   std::string reason, searched;
   for (const std::string& candidate : module_candidates(family)) {
     std::error_code error;
@@ -107,15 +83,13 @@ void load_backend_module(const std::string& family) {
       continue;
     }
     reason = load_module_file(candidate);
-    if (reason.empty()) return;
+    if (reason.empty()) return outcome[family] = std::nullopt;
     break;
   }
   if (reason.empty())
     reason = "module libmpaudit_backend_" + family + ".so not found (looked for " +
              (searched.empty() ? std::string("it nowhere: no folder to search") : searched) + ")";
-  static std::vector<std::unique_ptr<MissingBackend>> missing;  // outlive every session, as add_backend asks
-  missing.push_back(std::make_unique<MissingBackend>(family, reason));
-  add_backend(*missing.back());
+  return outcome[family] = reason;
 }
 
 }  // namespace mpa

@@ -9,6 +9,7 @@
 // mpa_backend_register(), which adds its backends with add_backend(). Modules are never unloaded: CUDA's
 // libraries do not survive it (ONNX Runtime keeps its CUDA provider loaded for the same reason).
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,10 +27,10 @@ inline std::string backend_build_id() {
 // The backend families that come as modules ("cuda").
 const std::vector<std::string>& module_families();
 
-// Loads the module of `family` once. Where it cannot be loaded, a backend named `family` is added instead,
-// unavailable, whose reason says why in one line (not found and where it was looked for, a library it
-// needs is missing, a version mismatch).
-void load_backend_module(const std::string& family);
+// Loads the module of `family` once (the module adds its backends with add_backend). The first call gives
+// the reason it could not, in one line (not found and where it was looked for, a library it needs is
+// missing, a version mismatch); later calls give none.
+std::optional<std::string> load_backend_module(const std::string& family);
 
 // The files tried for `family`, in order.
 std::vector<std::string> module_candidates(const std::string& family);

@@ -9,7 +9,7 @@ namespace mpa::cli {
 
 Action add_devices(CLI::App&) {
   return [] {
-    for (const std::string& family : module_families()) load_backend_module(family);
+    for (const std::string& family : module_families()) load_backends_of(family);
     for (const Backend* b : backends()) {
       const Support here = b->available();
       std::printf("%-7s %s: %s\n", std::string(b->name()).c_str(), here.ok ? "available" : "unavailable",

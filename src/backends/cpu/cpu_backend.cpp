@@ -7,7 +7,6 @@
 #include "backends/backend.h"
 #include "backends/cpu/allocator.h"
 #include "backends/cpu/format_rounding.h"
-#include "backends/modules.h"
 #include "common/parallel.h"
 
 namespace mpa {
@@ -50,46 +49,8 @@ const CpuBackend& cpu_backend() {
   return cpu;
 }
 
-std::vector<const Backend*>& registered() {
-  static std::vector<const Backend*> all = {&cpu_backend()};
-  return all;
-}
-
 }  // namespace
 
-const std::vector<const Backend*>& backends() { return registered(); }
-
-void add_backend(const Backend& backend) {
-  for (const Backend* b : registered())
-    if (!(b->name() != backend.name())) fail("a backend named '" + std::string(backend.name()) + "' is already added");
-  registered().push_back(&backend);
-}
-
 const Backend& host_backend() { return cpu_backend(); }
-
-const Backend& backend_of(const Device& device) {
-  for (const Backend* b : backends())
-    if (b->device() == device) return *b;
-  fail("no backend owns device " + device.name());
-}
-
-const Backend& backend_named(const std::string& name) {
-  // A module's backends are loaded when first named: "cuda" and "cuda:1" both load the CUDA module.
-  const std::string family = name.substr(0, name.find(':'));
-  for (const std::string& module : module_families())
-    if (module == family) load_backend_module(module);
-  std::string known;
-  // A family's name alone is its first device; a module that could not be loaded stands as its family's name.
-  for (const std::string& wanted : {name, name + ":0", family}) {
-    for (const Backend* b : backends()) {
-      if (b->name() != wanted) continue;
-      const Support here = b->available();
-      if (!here.ok) fail("--device " + name + ": not available on this machine: " + here.reason);
-      return *b;
-    }
-  }
-  for (const Backend* b : backends()) known += (known.empty() ? "" : ", ") + std::string(b->name());
-  fail("--device " + name + ": no such backend in this build (it has: " + known + ")");
-}
 
 }  // namespace mpa
