@@ -8,7 +8,6 @@
 #include <map>
 #include <mutex>
 
-
 namespace mpa {
 
 namespace {
