@@ -50,13 +50,59 @@ Geometry geometry_of(const ValueInfo& declared, const Shape& dims, Preprocess::L
 
 }  // namespace
 
+namespace {
+
+uint32_t little_endian_u32(const std::string& bytes, size_t at) {
+  uint32_t v = 0;
+  for (size_t i = 0; i < 4; ++i) v |= static_cast<uint32_t>(static_cast<unsigned char>(bytes[at + i])) << (8 * i);
+  return v;
+}
+
+// Refuses data that ends before the image does, which the decoder would fill with made-up pixels: a JPEG
+// without its end-of-image marker, a BMP or binary PNM shorter than its header's pixel array. PNG's own
+// checksums make its decoder fail on a truncated file.
+void require_complete(const std::string& bytes, int w, int h, const std::string& what) {
+  const auto starts = [&](const char* magic, size_t n) { return bytes.size() >= n && bytes.compare(0, n, magic, n) == 0; };
+  const uint64_t pixels = static_cast<uint64_t>(w) * static_cast<uint64_t>(h);
+  if (starts("\xFF\xD8", 2)) {
+    // The last scan must end: an end-of-image marker after the last start-of-scan (an EXIF thumbnail's own
+    // markers come earlier; bytes a camera appends after the end are fine).
+    const size_t scan = bytes.rfind("\xFF\xDA"), end = bytes.rfind("\xFF\xD9");
+    if (scan == std::string::npos || end == std::string::npos || end < scan)
+      fail(what + ": truncated JPEG (its last scan has no end-of-image marker)");
+  } else if (starts("BM", 2) && bytes.size() >= 34) {
+    const uint32_t offset = little_endian_u32(bytes, 10);
+    const uint32_t bits = static_cast<unsigned char>(bytes[28]) | static_cast<unsigned char>(bytes[29]) << 8;
+    const uint32_t compression = little_endian_u32(bytes, 30);
+    const uint64_t row = (static_cast<uint64_t>(w) * bits + 31) / 32 * 4;
+    if (compression == 0 && offset + row * static_cast<uint64_t>(h) > bytes.size())
+      fail(what + ": truncated BMP (" + std::to_string(bytes.size()) + " bytes, its header needs " +
+           std::to_string(offset + row * static_cast<uint64_t>(h)) + ")");
+  } else if (starts("P5", 2) || starts("P6", 2)) {
+    const uint64_t samples = pixels * (bytes[1] == '6' ? 3 : 1);
+    if (samples > bytes.size())
+      fail(what + ": truncated PNM (" + std::to_string(bytes.size()) + " bytes for " + std::to_string(samples) +
+           " samples)");
+  }
+}
+
+}  // namespace
+
 Image decode_image(const std::string& bytes, int channels, const std::string& what) {
   if (!(!bytes.empty())) fail(what + ": empty file");
   if (!(bytes.size() <= static_cast<size_t>(INT_MAX))) fail(what + ": image file too large");
+  const auto* data_in = reinterpret_cast<const stbi_uc*>(bytes.data());
+  const int size = static_cast<int>(bytes.size());
   int w = 0, h = 0, n = 0;
-  std::unique_ptr<stbi_uc, void (*)(void*)> data(
-      stbi_load_from_memory(reinterpret_cast<const stbi_uc*>(bytes.data()), static_cast<int>(bytes.size()), &w, &h, &n, channels),
-      stbi_image_free);
+  // The header first: its size is checked before any pixel is decoded (a 54-byte BMP can claim 16000x16000).
+  if (!stbi_info_from_memory(data_in, size, &w, &h, &n))
+    fail(what + ": cannot decode image (" + stbi_failure_reason() + "); JPEG, PNG and BMP are supported");
+  if (static_cast<uint64_t>(w) * static_cast<uint64_t>(h) > kMaxImagePixels)
+    fail(what + ": image header claims " + fmt_size(h, w) + " pixels, beyond the " + std::to_string(kMaxImagePixels) +
+         " an image input may have");
+  require_complete(bytes, w, h, what);
+  std::unique_ptr<stbi_uc, void (*)(void*)> data(stbi_load_from_memory(data_in, size, &w, &h, &n, channels),
+                                                 stbi_image_free);
   if (!data) fail(what + ": cannot decode image (" + stbi_failure_reason() + "); JPEG, PNG and BMP are supported");
   Image image;
   image.height = h, image.width = w, image.channels = channels ? channels : n;

@@ -17,6 +17,8 @@ struct Image {
 };
 
 // Decodes bytes; `channels` 0 keeps the file's own, else 1, 3 or 4 (stb_image converts). `what` names the source.
+// The most pixels an image input may have (README, Limits): checked from the header, before decoding.
+inline constexpr uint64_t kMaxImagePixels = uint64_t{1} << 26;
 Image decode_image(const std::string& bytes, int channels, const std::string& what);
 
 // Bilinear resize with half-pixel centres (OpenCV INTER_LINEAR without antialiasing).

@@ -161,3 +161,26 @@ TEST(MediaInputs, BadInputsAreOneLineNamingTheInputAndFile) {
                                       " --preprocess audio:resize=2x2 --input sr=8000 --quiet"),
                      {"input 'audio'", "ok.wav", "resize applies to images"});
 }
+
+// Issue 19: an image's size is checked from its header before anything is decoded, and data that ends before
+// the image does is refused instead of decoded from missing bytes.
+TEST(MediaInputs, ImageHeadersAreCheckedAndTruncatedImagesRefused) {
+  TempDir dir;
+  image_model().save(dir / "img.onnx");
+  const std::string run = "run " + path(dir, "img.onnx") + " --input image=";
+  std::string huge = bmp_bytes(4, 4, gradient(4, 4)).substr(0, 54);  // a 54-byte header claiming 16000x16000
+  for (int i = 0; i < 4; ++i) huge[18 + i] = huge[22 + i] = static_cast<char>((16000 >> (8 * i)) & 0xFF);
+  write_whole_file(dir / "huge.bmp", huge);
+  expect_clean_error(run_cli(dir, run + path(dir, "huge.bmp")), {"huge.bmp", "16000x16000", "beyond the 67108864"});
+  const std::string bmp = bmp_bytes(12, 8, gradient(8, 12));
+  write_whole_file(dir / "cut.bmp", bmp.substr(0, bmp.size() / 2));
+  expect_clean_error(run_cli(dir, run + path(dir, "cut.bmp")), {"cut.bmp", "truncated BMP"});
+  const std::string jpg = jpg_bytes(6, 4, 3, gradient(4, 6));
+  write_whole_file(dir / "cut.jpg", jpg.substr(0, jpg.size() - 40));
+  expect_clean_error(run_cli(dir, run + path(dir, "cut.jpg")), {"cut.jpg", "truncated JPEG"});
+  // A binary PNM under a .png name: the decoder goes by the content.
+  write_whole_file(dir / "pnm.png", std::string("P6\n6 4\n255\n") + std::string(20, '\x7f'));
+  expect_clean_error(run_cli(dir, run + path(dir, "pnm.png")), {"pnm.png", "truncated PNM"});
+  write_whole_file(dir / "ok.jpg", jpg);  // the whole file still runs
+  EXPECT_EQ(run_cli(dir, run + path(dir, "ok.jpg")).exit_code, 0);
+}
