@@ -62,7 +62,9 @@ uint32_t little_endian_u32(const std::string& bytes, size_t at) {
 // without its end-of-image marker, a BMP or binary PNM shorter than its header's pixel array. PNG's own
 // checksums make its decoder fail on a truncated file.
 void require_complete(const std::string& bytes, int w, int h, const std::string& what) {
-  const auto starts = [&](const char* magic, size_t n) { return bytes.size() >= n && bytes.compare(0, n, magic, n) == 0; };
+  const auto starts = [&](const char* magic, size_t n) {
+    return bytes.size() >= n && bytes.compare(0, n, magic, n) == 0;
+  };
   const uint64_t pixels = static_cast<uint64_t>(w) * static_cast<uint64_t>(h);
   if (starts("\xFF\xD8", 2)) {
     // The last scan must end: an end-of-image marker after the last start-of-scan (an EXIF thumbnail's own

@@ -111,9 +111,11 @@ TEST(Image, DecodesBmpAndPngExactly) {
     EXPECT_EQ(image.channels, 3);
     EXPECT_EQ(image.pixels, std::vector<float>(pixels.begin(), pixels.end()));
   }
-  expect_error([] { decode_image("not an image at all", 3, "input 'x' (a.png)"); }, {"input 'x' (a.png)", "cannot decode image"});
+  expect_error([] { decode_image("not an image at all", 3, "input 'x' (a.png)"); },
+               {"input 'x' (a.png)", "cannot decode image"});
   // A header whose size fields are text: refused by the size it claims, before any decoding.
-  expect_error([] { decode_image("GIF89a not really", 3, "input 'x' (a.png)"); }, {"input 'x' (a.png)", "header claims"});
+  expect_error([] { decode_image("GIF89a not really", 3, "input 'x' (a.png)"); },
+               {"input 'x' (a.png)", "header claims"});
   expect_error([] { decode_image("", 3, "input 'x' (a.png)"); }, {"empty file"});
 }
 
