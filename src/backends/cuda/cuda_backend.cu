@@ -122,7 +122,15 @@ std::string CudaBackend::describe() const {
          ", " + std::to_string(prop.multiProcessorCount) + " SMs), " + versions_line();
 }
 
-void CudaBackend::activate() const { check(cudaSetDevice(index_), "cudaSetDevice"); }
+// The device this thread made current: every launch asks for its backend's stream, so setting the same
+// device again on each would be a driver call per kernel.
+thread_local int current_device = -1;
+
+void CudaBackend::activate() const {
+  if (current_device == index_) return;
+  check(cudaSetDevice(index_), "cudaSetDevice");
+  current_device = index_;
+}
 
 CudaBackend::State& CudaBackend::state() const {
   std::call_once(once_, [this] {
@@ -227,7 +235,8 @@ void CudaBackend::run(const OpKernel& kernel, KernelContext& ctx) const {
   }
   check(cudaEventRecord(s.stop, s.stream), "cudaEventRecord");
   if (cupti) cupti->end();
-  check(cudaGetLastError(), ctx.node().label().c_str());
+  if (const cudaError_t launch = cudaGetLastError(); launch != cudaSuccess)  // the label only when it is needed
+    check(launch, ctx.node().label().c_str());
 }
 
 std::optional<double> CudaBackend::last_run_device_seconds() const {

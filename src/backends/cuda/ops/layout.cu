@@ -13,6 +13,7 @@
 #include "ops/shape_helpers.h"
 #include "ops/slice.h"
 #include "ops/transpose.h"
+#include "ops/where.h"
 #include "tensor/broadcast.h"
 
 namespace mpa::cuda {
@@ -155,15 +156,10 @@ class WhereOp : public OpKernel {
  public:
   explicit WhereOp(const OpInit&) {}
   void compute(KernelContext& ctx) const override {
-    const Node& node = ctx.node();
     const Tensor& c = ctx.input(0);
     const Tensor& x = ctx.input(1);
     const Tensor& y = ctx.input(2);
-    if (!(c.dtype() == DType::Bool)) fail(node.label() + ": condition must be bool, got " + dtype_name(c.dtype()));
-    if (!(x.dtype() == y.dtype()))
-      fail(node.label() + ": X and Y have different element types " + dtype_name(x.dtype()) + " and " +
-           dtype_name(y.dtype()));
-    const Shape out_shape = broadcast_output_shape(node, {c.shape(), x.shape(), y.shape()});
+    const Shape out_shape = where_output_shape(ctx);
     Tensor out = running().empty(x.dtype(), out_shape);
     const BroadcastIndex index = broadcast_index(out_shape, {c.shape(), x.shape(), y.shape()});
     visit_elem_bytes(dtype_size(x.dtype()), [&](auto tag) {
