@@ -1,6 +1,7 @@
 // Where(condition, X, Y) with numpy broadcasting over all three inputs; any element type.
-#include "kernels/binary.h"
 #include "ops/where.h"
+
+#include "kernels/binary.h"
 
 namespace mpa {
 
