@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <fstream>
 #include <sstream>
+#include <tuple>
 
 #include "common/error.h"
 #include "io/npy.h"
@@ -78,7 +79,53 @@ json Config::to_json() const {
             {"isolated", isolated},
             {"thresholds", thresholds.to_json()}};
   if (device) j["device"] = {{"description", device->description}, {"numerics", device->numerics}};
+  if (!input_sources.empty()) {
+    json sources = json::array();
+    for (const InputSource& source : input_sources) sources.push_back(source.to_json());
+    j["input_sources"] = std::move(sources);
+  }
   return j;
+}
+
+namespace {
+
+// Sorted, disjoint ranges within [0, total) whose lengths add up to `samples`, else a one-line error.
+void check_sample_ranges(const std::vector<std::pair<int64_t, int64_t>>& ranges, int64_t samples, int64_t total,
+                         const std::string& where) {
+  int64_t held = 0, previous_end = -1;
+  for (const auto& [first, last] : ranges) {
+    if (!(previous_end < first && first < last && last <= total))
+      fail("malformed report: " + where + ".sample_ranges must be sorted, disjoint ranges within total_samples");
+    held += last - first;
+    previous_end = last;
+  }
+  if (!(held == samples)) fail("malformed report: " + where + ".sample_ranges do not hold " + where + ".samples samples");
+}
+
+}  // namespace
+
+json InputSource::to_json() const {
+  return {{"inputs", inputs},
+          {"seed", seed},
+          {"samples", samples},
+          {"total_samples", total_samples},
+          {"sample_ranges", sample_ranges}};
+}
+
+InputSource InputSource::from_json(const json& j) {
+  InputSource s;
+  s.inputs = j.at("inputs");
+  s.seed = j.at("seed");
+  s.samples = j.at("samples");
+  s.total_samples = j.at("total_samples");
+  s.sample_ranges = j.at("sample_ranges").get<std::vector<std::pair<int64_t, int64_t>>>();
+  check_sample_ranges(s.sample_ranges, s.samples, s.total_samples, "config.input_sources[]");
+  return s;
+}
+
+std::vector<InputSource> Config::sources() const {
+  if (!input_sources.empty()) return input_sources;
+  return {InputSource{inputs, seed, samples, total_samples, sample_ranges}};
 }
 
 Config Config::from_json(const json& j) {
@@ -90,14 +137,7 @@ Config Config::from_json(const json& j) {
   c.seed = j.at("seed");
   c.shard = j.at("shard").is_null() ? "" : j.at("shard").get<std::string>();
   c.sample_ranges = j.at("sample_ranges").get<std::vector<std::pair<int64_t, int64_t>>>();
-  int64_t held = 0, previous_end = -1;
-  for (const auto& [first, last] : c.sample_ranges) {
-    if (!(previous_end < first && first < last && last <= c.total_samples))
-      fail("malformed report: config.sample_ranges must be sorted, disjoint ranges within total_samples");
-    held += last - first;
-    previous_end = last;
-  }
-  if (!(held == c.samples)) fail("malformed report: config.sample_ranges do not hold config.samples samples");
+  check_sample_ranges(c.sample_ranges, c.samples, c.total_samples, "config");
   c.accumulation = j.at("accumulation");
   c.tf32 = j.at("tf32");
   c.profile = j.at("profile");
@@ -111,6 +151,15 @@ Config Config::from_json(const json& j) {
   if (j.contains("device"))
     c.device = Device{j.at("device").at("description"),
                       j.at("device").at("numerics").get<std::map<std::string, std::map<std::string, std::string>>>()};
+  if (j.contains("input_sources")) {
+    int64_t samples = 0;
+    for (const json& source : j.at("input_sources")) {
+      c.input_sources.push_back(InputSource::from_json(source));
+      samples += c.input_sources.back().samples;
+    }
+    if (!(c.input_sources.size() >= 2 && samples == c.samples))
+      fail("malformed report: config.input_sources must list two or more sources whose samples add up to config.samples");
+  }
   return c;
 }
 
@@ -486,6 +535,49 @@ std::vector<std::pair<int64_t, int64_t>> join_sample_ranges(const std::vector<st
   return joined;
 }
 
+// Joins b's samples into a: per input source, the sample ranges (a source's samples counted once); sources
+// new to a are added. Sources are kept sorted, so that the order of the reports merged does not matter.
+void join_input_sources(Config& a, const Config& b) {
+  std::vector<InputSource> sources = a.sources();
+  for (const InputSource& source : b.sources()) {
+    auto same = std::find_if(sources.begin(), sources.end(), [&](const InputSource& s) {
+      return s.inputs == source.inputs && s.seed == source.seed;
+    });
+    if (same == sources.end()) {
+      sources.push_back(source);
+      continue;
+    }
+    if (!(same->total_samples == source.total_samples))
+      fail("reports were made with different settings: config.total_samples of the inputs '" + source.inputs +
+           "' is " + std::to_string(same->total_samples) + " in one and " + std::to_string(source.total_samples) +
+           " in the other");
+    same->sample_ranges = join_sample_ranges(same->sample_ranges, source.sample_ranges);
+    same->samples += source.samples;
+  }
+  std::sort(sources.begin(), sources.end(), [](const InputSource& x, const InputSource& y) {
+    return std::tie(x.inputs, x.seed) < std::tie(y.inputs, y.seed);
+  });
+  a.input_sources.clear();
+  if (sources.size() == 1) {
+    a.samples = sources[0].samples;
+    a.total_samples = sources[0].total_samples;
+    a.sample_ranges = sources[0].sample_ranges;
+    return;
+  }
+  a.inputs = std::to_string(sources.size()) + " input sources (config.input_sources)";
+  a.seed = sources[0].seed;
+  a.samples = a.total_samples = 0;
+  a.sample_ranges.clear();
+  for (const InputSource& source : sources) {
+    for (const auto& [first, last] : source.sample_ranges)
+      a.sample_ranges.emplace_back(a.total_samples + first, a.total_samples + last);
+    a.samples += source.samples;
+    a.total_samples += source.total_samples;
+  }
+  a.sample_ranges = join_sample_ranges(a.sample_ranges, {});
+  a.input_sources = std::move(sources);
+}
+
 void merge_tensors(std::vector<TensorStats>& a, const std::vector<TensorStats>& b, const std::string& where) {
   if (!(a.size() == b.size())) fail("reports differ at " + where);
   for (size_t k = 0; k < a.size(); ++k) {
@@ -514,8 +606,9 @@ void Report::merge(const Report& o) {
   if (!(model_sha256 == o.model_sha256))
     fail("reports are of different models (sha256 " + model_sha256.substr(0, 12) + " vs " +
          o.model_sha256.substr(0, 12) + ")");
+  // What was fed may differ (the samples are joined below); every setting that changes numbers may not.
   json mine = config.to_json(), theirs = o.config.to_json();
-  for (const char* key : {"samples", "shard", "sample_ranges"}) {
+  for (const char* key : {"samples", "total_samples", "shard", "sample_ranges", "inputs", "seed", "input_sources"}) {
     mine.erase(key);
     theirs.erase(key);
   }
@@ -524,13 +617,12 @@ void Report::merge(const Report& o) {
       fail("reports were made with different settings: config." + key + " is " + value.dump() + " in one and " +
            (theirs.contains(key) ? theirs.at(key).dump() : "absent") + " in the other");
   require(nodes.size() == o.nodes.size(), "reports differ in node count");
-  config.sample_ranges = join_sample_ranges(config.sample_ranges, o.config.sample_ranges);
+  join_input_sources(config, o.config);
   // Graph inputs are measured with every sample: a report of none has no entries yet.
   if (inputs.empty())
     inputs = o.inputs;
   else if (!o.inputs.empty())
     merge_tensors(inputs, o.inputs, "the graph inputs");
-  config.samples += o.config.samples;
   config.shard = config.samples == config.total_samples ? "" : "partial";
   transfers.uploads += o.transfers.uploads;
   transfers.downloads += o.transfers.downloads;

@@ -47,6 +47,16 @@ struct Thresholds {
   static Thresholds from_json(const json& j);
 };
 
+// One set of inputs a merged report holds samples of: sample indices count within it.
+struct InputSource {
+  std::string inputs;  // as Config::inputs
+  uint64_t seed = 0;
+  int64_t samples = 0, total_samples = 0;
+  std::vector<std::pair<int64_t, int64_t>> sample_ranges;
+  json to_json() const;
+  static InputSource from_json(const json& j);
+};
+
 struct Config {
   std::string reference = "fp32";
   std::vector<std::string> targets;
@@ -73,6 +83,12 @@ struct Config {
   };
   std::optional<Device> device;
   std::string isolated = "all";  // which nodes were also run alone in the format (audit/auditor.h IsolatedPass)
+  // Set only by a merge of reports made on different inputs (another folder, seed or files): each source
+  // with its samples, sorted by (inputs, seed). Then inputs, seed, samples, total_samples and sample_ranges
+  // describe their union: the sources' index ranges laid end to end in this order, seed the first's.
+  std::vector<InputSource> input_sources;
+  // input_sources, or the one source the other fields describe.
+  std::vector<InputSource> sources() const;
   Thresholds thresholds;
   json to_json() const;
   static Config from_json(const json& j);

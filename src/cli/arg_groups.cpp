@@ -4,6 +4,8 @@
 #include <limits>
 #include <thread>
 
+#include "common/memory_budget.h"
+
 namespace mpa::cli {
 
 void add_input_options(CLI::App& app, InputOptions& o, bool with_samples) {
@@ -55,6 +57,21 @@ CLI::Validator integer_in(int64_t lo, int64_t hi) {
 
 int resolve_threads(int requested) {
   return requested > 0 ? requested : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+void add_memory_option(CLI::App& app) {
+  app.add_option_function<std::string>(
+         "--max-memory",
+         [](const std::string& text) { memory_budget::set_limit(*memory_budget::parse_size(text)); },
+         "the most memory tensors may take: 8G, 512MiB, 1.5GiB, or 50% of what is available (default: 80% of the "
+         "memory available at start, " +
+             memory_budget::bytes_text(static_cast<uint64_t>(memory_budget::default_limit())) + " now)")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            return memory_budget::parse_size(text) ? std::string()
+                                                   : text + " is not a size (e.g. 8G, 512MiB, 1.5GiB, 50%)";
+          },
+          "SIZE"));
 }
 
 void add_device_option(CLI::App& app, std::string& device) {

@@ -17,6 +17,8 @@ void add_thread_option(CLI::App& app, int& threads);
 // --device NAME: the backend that runs the model (`mpaudit devices` lists them).
 void add_device_option(CLI::App& app, std::string& device);
 int resolve_threads(int requested);
+// --max-memory SIZE: the memory budget (common/memory_budget.h), for every command.
+void add_memory_option(CLI::App& app);
 // For options naming a file to write: an empty path is refused at parse time, naming the option.
 extern const CLI::Validator kNonEmptyPath;
 // For integer options: the text must be a whole number in [lo, hi], read exactly (no scientific notation,

@@ -7,6 +7,7 @@
 #include <new>
 
 #include "backends/cpu/gemm.h"
+#include "cli/arg_groups.h"
 #include "cli/commands.h"
 #include "common/error.h"
 #include "io/npy.h"
@@ -59,6 +60,7 @@ int main(int argc, char** argv) {
   std::vector<std::pair<CLI::App*, mpa::cli::Action>> commands;
   auto add = [&](const char* name, const char* help, mpa::cli::Action (*make)(CLI::App&)) {
     CLI::App* sub = app.add_subcommand(name, help);
+    mpa::cli::add_memory_option(*sub);
     commands.emplace_back(sub, make(*sub));
   };
   add("inspect", "Show a model's opsets, inputs/outputs, op histogram, parameters and unsupported ops", mpa::cli::add_inspect);

@@ -4,6 +4,7 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <exception>
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -23,11 +24,19 @@ template <class Body> void parallel_for(int64_t n, int64_t grain, Body&& body) {
     body(int64_t{0}, n);
     return;
   }
+  // An exception may not leave an OpenMP region (std::terminate): the first one is kept and rethrown after.
+  std::exception_ptr failure;
 #pragma omp parallel for num_threads(static_cast<int>(chunks)) schedule(static)
   for (int64_t c = 0; c < chunks; ++c) {
     const int64_t begin = n * c / chunks, end = n * (c + 1) / chunks;
-    body(begin, end);
+    try {
+      body(begin, end);
+    } catch (...) {
+#pragma omp critical(mpa_parallel_for_failure)
+      if (!failure) failure = std::current_exception();
+    }
   }
+  if (failure) std::rethrow_exception(failure);
 }
 
 }  // namespace mpa

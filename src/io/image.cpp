@@ -8,6 +8,7 @@
 #include <memory>
 #include <tuple>
 
+#include "common/memory_budget.h"
 #include "tensor/dispatch.h"
 
 namespace mpa {
@@ -103,6 +104,10 @@ Image decode_image(const std::string& bytes, int channels, const std::string& wh
     fail(what + ": image header claims " + fmt_size(h, w) + " pixels, beyond the " + std::to_string(kMaxImagePixels) +
          " an image input may have");
   require_complete(bytes, w, h, what);
+  // The decoder's bytes and their float copy (Image::pixels), before either exists.
+  const uint64_t decoded_channels = channels ? channels : n;
+  memory_budget::require(what + ": decoding its " + fmt_size(h, w) + " pixels",
+                         static_cast<uint64_t>(w) * static_cast<uint64_t>(h) * decoded_channels * (1 + sizeof(float)));
   std::unique_ptr<stbi_uc, void (*)(void*)> data(stbi_load_from_memory(data_in, size, &w, &h, &n, channels),
                                                  stbi_image_free);
   if (!data) fail(what + ": cannot decode image (" + stbi_failure_reason() + "); JPEG, PNG and BMP are supported");
@@ -190,6 +195,9 @@ Tensor image_input(const std::string& bytes, const ValueInfo& declared, const Pr
   } else if (dw >= 0) {
     width = dw, height = std::max<int64_t>(1, std::llround(static_cast<double>(image.height) * dw / image.width));
   }
+  // The resized pixels and the tensor made of them: a resize= of 100000x100000 is refused here, not allocated.
+  memory_budget::require(what + ": an image of " + fmt_size(height, width) + " pixels",
+                         tensor_bytes(DType::Float32, {2, height, width, channels}));
   image = resize_bilinear(image, height, width);
 
   Shape shape(static_cast<size_t>(g.rank), 1);

@@ -5,11 +5,14 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <limits>
 #include <map>
 #include <optional>
 
+#include "common/memory_budget.h"
 #include "common/number_text.h"
 #include "io/image.h"
 #include "io/npy.h"
@@ -45,6 +48,42 @@ std::string lower_extension(const std::string& file) {
 bool is_image_extension(const std::string& ext) { return ext == ".jpg" || ext == ".jpeg" || ext == ".png" || ext == ".bmp"; }
 
 constexpr uint64_t kMaxMediaBytes = uint64_t{1} << 31;
+
+// What a file holds, told by its first bytes ("" when none of the kinds below): the readers go by the
+// extension, the image decoder by the content, so a file whose content another extension names is refused.
+std::string content_kind(const std::string& file) {
+  std::ifstream in(file, std::ios::binary);
+  char head[12] = {};
+  in.read(head, sizeof head);
+  const std::string bytes(head, static_cast<size_t>(in.gcount()));
+  const auto starts = [&](const char* magic, size_t at = 0) { return bytes.compare(at, std::strlen(magic), magic) == 0; };
+  if (starts("\x93NUMPY")) return "a NumPy array (.npy)";
+  if (starts("\xFF\xD8\xFF")) return "a JPEG image";
+  if (starts("\x89PNG\r\n\x1A\n")) return "a PNG image";
+  if (starts("BM")) return "a BMP image";
+  if (starts("RIFF") && starts("WAVE", 8)) return "a WAV file";
+  if (starts("P5") || starts("P6") || starts("P2") || starts("P3")) return "a PNM image";
+  if (starts("PK\x03\x04")) return "a zip archive (.npz?)";
+  return "";
+}
+
+// The kind an extension promises, in content_kind()'s words ("" for extensions without a signature: .pb).
+std::string extension_kind(const std::string& ext) {
+  if (ext == ".npy") return "a NumPy array (.npy)";
+  if (ext == ".jpg" || ext == ".jpeg") return "a JPEG image";
+  if (ext == ".png") return "a PNG image";
+  if (ext == ".bmp") return "a BMP image";
+  if (ext == ".wav") return "a WAV file";
+  return "";
+}
+
+void require_content_matches(const std::string& file, const std::string& ext, const std::string& what) {
+  const std::string promised = extension_kind(ext);
+  if (promised.empty()) return;
+  const std::string found = content_kind(file);
+  if (!(found.empty() || found == promised))
+    fail(what + ": the file holds " + found + ", not " + promised + " as its extension '" + ext + "' says");
+}
 
 // A number for a scalar input (shape [] or [1]), in the declared element type. nullopt when the text is no
 // number at all (then it is taken for a file name); fails when it is a number that does not fit.
@@ -125,6 +164,7 @@ Tensor read_input_value(const ValueInfo& declared, const std::string& text, cons
     if (!(media || preprocess == nullptr))
       fail("input '" + declared.name +
            "': --preprocess applies to images (.jpg, .jpeg, .png, .bmp) and .wav files, not to '" + text + "'");
+    if (media || ext == ".npy") require_content_matches(text, ext, what);
     if (ext == ".npy" || ext == ".pb") return read_tensor_file(text);
     const Preprocess none;
     if (is_image_extension(ext))
@@ -300,6 +340,9 @@ Tensor SampleSource::random_input(const ValueInfo& info, uint64_t stream, const 
   const DType dtype = static_cast<DType>(info.elem_type);
   if (distributions_.count(info.name)) dist = distributions_.at(info.name);
   else if (!dtype_is_float(dtype)) dist = {Distribution::Kind::Integer, 0, 9};  // small, valid as indices
+  memory_budget::require("input '" + info.name + "': random values of shape " + shape_str(shape) + " (" +
+                             dtype_name(dtype) + ")",
+                         tensor_bytes(dtype, shape));
   Random rng(stream);
   Tensor t(dtype, shape);
   visit_dtype(dtype, [&](auto tag) {

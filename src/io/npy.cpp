@@ -10,8 +10,10 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <optional>
 
+#include "common/memory_budget.h"
 #include "common/number_text.h"
 #include "model/loader.h"
 
@@ -129,6 +131,7 @@ Tensor read_npy_data(const NpyLayout& layout, uint64_t data_bytes, const ByteRea
   const std::string declared = "shape " + shape_str(layout.shape) + " of " + dtype_name(layout.dtype);
   if (!(numel <= data_bytes / elem)) fail(what + ": .npy data is shorter than " + declared + " needs");
   if (!(numel * elem == data_bytes)) fail(what + ": .npy data is longer than " + declared + " needs");
+  memory_budget::require(what + ": its " + declared, data_bytes);
   Tensor t(layout.dtype, layout.shape);
   if (!(read(static_cast<char*>(t.raw()), t.nbytes()) == t.nbytes()))
     fail(what + ": .npy data is shorter than " + declared + " needs");
@@ -149,7 +152,7 @@ Tensor parse_npy(const std::string& bytes, const std::string& what) {
 
 Tensor read_npy(const fs::path& path) {
   const std::string what = path.string();
-  const uintmax_t size = checked_file_size(path, uint64_t{16} << 30);
+  const uintmax_t size = checked_file_size(path, std::numeric_limits<uint64_t>::max());
   std::ifstream in(path, std::ios::binary);
   if (!in) fail(what + ": cannot open for reading");
   const ByteReader read = [&](char* out, size_t n) {
@@ -333,7 +336,6 @@ class NpzArchive {
     const std::string entry_what = what_ + "[" + name(index) + "]";
     zip_stat_t st;
     if (!(zip_stat_index(archive_, index, 0, &st) == 0)) fail(entry_what + ": unreadable entry");
-    if (!(st.size < (uint64_t{16} << 30))) fail(entry_what + ": entry is too large");
     // The header's size is read before any data, so a lying one must not decide an allocation: deflate
     // expands at most 1032-fold, a stored entry not at all, and the compressed bytes lie in the file.
     const bool sizes_known =

@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "common/memory_budget.h"
 #include "tensor/dispatch.h"
 
 namespace mpa {
@@ -31,6 +32,7 @@ uintmax_t checked_file_size(const fs::path& path, uint64_t max_bytes) {
 
 std::string read_file_bytes(const fs::path& path, uint64_t max_bytes) {
   const uintmax_t size = checked_file_size(path, max_bytes);
+  memory_budget::require(path.string() + ": reading the whole file", size);
   std::ifstream in(path, std::ios::binary);
   if (!in) fail(path.string() + ": cannot open for reading");
   std::string bytes(static_cast<size_t>(size), '\0');
@@ -128,6 +130,7 @@ Tensor decode_tensor(const onnx::TensorProto& proto, std::string* movable_raw, c
 
   if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
     const ExternalRange range = resolve_external(proto, base_dir, what, bytes);
+    memory_budget::require(what + ": its external data (" + shape_str(shape) + " of " + dtype_name(dtype) + ")", bytes);
     Tensor out(dtype, shape);
     read_external(range, what, out.raw(), bytes);
     return out;
@@ -448,7 +451,10 @@ Model load_model_from_bytes(const std::string& bytes, const fs::path& base_dir, 
 // peak memory of loading a large model by the model's size.
 Model load_model(const fs::path& path, const LoadLimits& limits) {
   const std::string display_name = path.string();
-  if (checked_file_size(path, limits.max_file_bytes) == 0) fail(display_name + ": empty file, not an ONNX model");
+  const uintmax_t size = checked_file_size(path, limits.max_file_bytes);
+  if (size == 0) fail(display_name + ": empty file, not an ONNX model");
+  // Parsed, the message holds about the file's size: refuse a model that cannot fit before parsing it.
+  memory_budget::require(display_name + ": loading the model", size);
   std::ifstream in(path, std::ios::binary);
   if (!in) fail(display_name + ": cannot open for reading");
   onnx::ModelProto proto;

@@ -2,6 +2,7 @@
 // carrying state between iterations and stacking the body's scan outputs along a new first axis.
 #include <limits>
 
+#include "common/memory_budget.h"
 #include "ops/subgraph.h"
 
 namespace mpa {
@@ -42,6 +43,7 @@ class LoopOp : public OpKernel {
     std::vector<Tensor> carried;
     for (size_t i = 0; i < carried_count; ++i) carried.push_back(ctx.input(2 + i));
     std::vector<std::vector<Tensor>> scans(scan_count);
+    std::vector<uint64_t> scan_bytes(scan_count, 0);
     for (int64_t iteration = 0; iteration < trips && keep_going; ++iteration) {
       // A bound, so that a condition that never turns false (or a trip count of 2^62) ends with an error.
       if (!(iteration < kMaxLoopIterations))
@@ -56,7 +58,15 @@ class LoopOp : public OpKernel {
       std::vector<Tensor> out = body_.run(feeds, ctx, iteration);
       keep_going = condition_value(out[0], label + ": the body's condition output");
       for (size_t i = 0; i < carried_count; ++i) carried[i] = std::move(out[1 + i]);
-      for (size_t k = 0; k < scan_count; ++k) scans[k].push_back(std::move(out[1 + carried_count + k]));
+      for (size_t k = 0; k < scan_count; ++k) {
+        scans[k].push_back(std::move(out[1 + carried_count + k]));
+        // Stacking copies the slices once more: what is held so far must fit again, or the loop stops here
+        // with the output named, long before the machine runs out.
+        scan_bytes[k] += scans[k].back().nbytes();
+        memory_budget::require(label + ": stacking scan output '" + ctx.node().outputs[carried_count + k] + "' (" +
+                                   std::to_string(iteration + 1) + " iterations so far)",
+                               scan_bytes[k]);
+      }
     }
     for (size_t i = 0; i < carried_count; ++i) ctx.set_output(i, std::move(carried[i]));
     for (size_t k = 0; k < scan_count; ++k) {

@@ -38,6 +38,19 @@ std::string with_node(const Node& node, const std::string& message) {
   return message.rfind(label, 0) == 0 ? message : label + ": " + message;
 }
 
+// Called in a catch block: the exception in flight goes on naming the node, out-of-memory included.
+[[noreturn]] void rethrow_naming(const Node& node) {
+  try {
+    throw;
+  } catch (const UnsupportedType& e) {
+    throw UnsupportedType(with_node(node, e.what()));
+  } catch (const Error& e) {
+    fail(with_node(node, e.what()));
+  } catch (const std::bad_alloc&) {
+    fail(node.label() + ": out of memory (a smaller --max-memory makes mpaudit stop before the system does)");
+  }
+}
+
 void collect_unsupported(const Graph& graph, std::vector<UnsupportedNode>& out) {
   const OpRegistry& registry = OpRegistry::instance();
   for (const Node& node : graph.nodes) {
@@ -99,10 +112,8 @@ Session::Session(std::shared_ptr<const Graph> graph, SessionOptions options)
       const KernelFactory* device =
           own_kernels_ ? registry.find(requested_->kernel_table(), node.domain, node.op_type, opset) : nullptr;
       device_kernels_.push_back(device ? (*device)(OpInit(node, opset)) : nullptr);
-    } catch (const UnsupportedType& e) {
-      throw UnsupportedType(with_node(node, e.what()));
-    } catch (const Error& e) {
-      fail(with_node(node, e.what()));
+    } catch (...) {
+      rethrow_naming(node);
     }
   }
   // Liveness: the last node reading each value frees it; graph outputs and initializers stay.
@@ -264,12 +275,8 @@ void Session::run_on(const Backend& backend, size_t index, const std::vector<con
   const OpKernel& kernel = &backend == host_ || !device_kernels_[index] ? *kernels_[index] : *device_kernels_[index];
   try {
     backend.run(kernel, ctx);
-  } catch (const UnsupportedType& e) {
-    throw UnsupportedType(with_node(node, e.what()));
-  } catch (const Error& e) {
-    fail(with_node(node, e.what()));
-  } catch (const std::bad_alloc&) {
-    fail(node.label() + ": out of memory");
+  } catch (...) {
+    rethrow_naming(node);
   }
   for (size_t k = 0; k < node.outputs.size(); ++k)
     if (!node.outputs[k].empty() && !outputs[k].defined())
@@ -439,82 +446,86 @@ std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::v
     references_as_read.emplace_back([&reference_as_read, s](const std::string& name) { return reference_as_read(s, name); });
   for (size_t i = 0; i < graph_->nodes.size(); ++i) {
     const Node& node = graph_->nodes[i];
-    const NodeSlots& slots = node_slots_[i];
-    const NvtxRange node_range(node.name.c_str());
-    for (size_t s = 0; s < streams.size(); ++s) {
-      const ExecConfig& config = config_of(s, i);
-      const Backend& runs_on = backend_at(s, i);
-      const NvtxRange stream_range(format_name(format_of(config)).data());
-      const bool narrow = in_format(s, i);
-      StreamStep& step = steps[s];
-      const auto reading = now();
-      step.inputs.clear();
-      for (size_t k = 0; k < node.inputs.size(); ++k) {
-        const std::string& name = node.inputs[k];
-        const int slot = slots.inputs[k];
-        const Backend& at = reader_of(i, k, runs_on);
-        const Tensor* t = name.empty() ? nullptr
-                          : slot >= 0 && tables[s].values[size_t(slot)].defined()
-                              ? read_slot(s, slot, config.storage, narrow, at, streams[s].fp8_absmax_scaling)
-                          : slots.initializers[k] && config.storage == Format::FP32 && !narrow
-                              ? moved_to(s, slots.initializers[k], at)
-                              : lookup(s, name, config.storage, narrow, at);
-        if (!name.empty() && !t) fail(node.label() + ": input '" + name + "' has no value");
-        step.inputs.push_back(t);
-      }
-      step.convert_seconds = since(reading);
-      scope_at[s] = {s, config.storage, narrow};
-      const auto running = now();
-      run_on(runs_on, i, step.inputs, results, config, node.implicit_inputs.empty() ? nullptr : &scopes[s],
-             observer ? observer->subgraphs(i, s) : nullptr);
-      step.run_seconds = since(running);
-      step.device_seconds =
-          observer && observer->wants_device_time() ? runs_on.last_run_device_seconds() : std::nullopt;
-      const auto storing = now();
-      if (config.storage != Format::FP32 || narrow)
-        for (size_t o = 0; o < results.size(); ++o)
-          if (results[o].defined())
-            runs_on.store_in_format(results[o], config.storage,
-                                    streams[s].output_scale ? streams[s].output_scale(i, o) : 1);
-      step.convert_seconds += since(storing);
-      step.outputs.assign(node.outputs.size(), nullptr);
-      for (size_t k = 0; k < node.outputs.size(); ++k)
-        if (const int slot = slots.outputs[k]; slot >= 0) {
-          tables[s].drop_copies(slot);
-          tables[s].values[size_t(slot)] = std::move(results[k]);
-          tables[s].format[size_t(slot)] = config.storage;
-          step.outputs[k] = &tables[s].values[size_t(slot)];
+    try {
+      const NodeSlots& slots = node_slots_[i];
+      const NvtxRange node_range(node.name.c_str());
+      for (size_t s = 0; s < streams.size(); ++s) {
+        const ExecConfig& config = config_of(s, i);
+        const Backend& runs_on = backend_at(s, i);
+        const NvtxRange stream_range(format_name(format_of(config)).data());
+        const bool narrow = in_format(s, i);
+        StreamStep& step = steps[s];
+        const auto reading = now();
+        step.inputs.clear();
+        for (size_t k = 0; k < node.inputs.size(); ++k) {
+          const std::string& name = node.inputs[k];
+          const int slot = slots.inputs[k];
+          const Backend& at = reader_of(i, k, runs_on);
+          const Tensor* t = name.empty() ? nullptr
+                            : slot >= 0 && tables[s].values[size_t(slot)].defined()
+                                ? read_slot(s, slot, config.storage, narrow, at, streams[s].fp8_absmax_scaling)
+                            : slots.initializers[k] && config.storage == Format::FP32 && !narrow
+                                ? moved_to(s, slots.initializers[k], at)
+                                : lookup(s, name, config.storage, narrow, at);
+          if (!name.empty() && !t) fail(node.label() + ": input '" + name + "' has no value");
+          step.inputs.push_back(t);
         }
-      if (!host_copies_in.empty() && !runs_on.device().is_host()) {
-        const auto on_host = [&](std::vector<const Tensor*>& views, std::vector<Tensor>& copies) {
-          copies.resize(views.size());
-          for (size_t k = 0; k < views.size(); ++k)
-            if (views[k]) views[k] = &(copies[k] = move_to(*views[k], *host_));
-        };
-        on_host(step.inputs, host_copies_in[s]);
-        on_host(step.outputs, host_copies_out[s]);
+        step.convert_seconds = since(reading);
+        scope_at[s] = {s, config.storage, narrow};
+        const auto running = now();
+        run_on(runs_on, i, step.inputs, results, config, node.implicit_inputs.empty() ? nullptr : &scopes[s],
+               observer ? observer->subgraphs(i, s) : nullptr);
+        step.run_seconds = since(running);
+        step.device_seconds =
+            observer && observer->wants_device_time() ? runs_on.last_run_device_seconds() : std::nullopt;
+        const auto storing = now();
+        if (config.storage != Format::FP32 || narrow)
+          for (size_t o = 0; o < results.size(); ++o)
+            if (results[o].defined())
+              runs_on.store_in_format(results[o], config.storage,
+                                      streams[s].output_scale ? streams[s].output_scale(i, o) : 1);
+        step.convert_seconds += since(storing);
+        step.outputs.assign(node.outputs.size(), nullptr);
+        for (size_t k = 0; k < node.outputs.size(); ++k)
+          if (const int slot = slots.outputs[k]; slot >= 0) {
+            tables[s].drop_copies(slot);
+            tables[s].values[size_t(slot)] = std::move(results[k]);
+            tables[s].format[size_t(slot)] = config.storage;
+            step.outputs[k] = &tables[s].values[size_t(slot)];
+          }
+        if (!host_copies_in.empty() && !runs_on.device().is_host()) {
+          const auto on_host = [&](std::vector<const Tensor*>& views, std::vector<Tensor>& copies) {
+            copies.resize(views.size());
+            for (size_t k = 0; k < views.size(); ++k)
+              if (views[k]) views[k] = &(copies[k] = move_to(*views[k], *host_));
+          };
+          on_host(step.inputs, host_copies_in[s]);
+          on_host(step.outputs, host_copies_out[s]);
+        }
+        step.config = &config;
+        step.backend = &runs_on;
+        step.scope = observer ? &scopes[s] : nullptr;
+        step.reference_as_read = observer && s > 0 ? &references_as_read[s] : nullptr;
+        if (s == 0 && observer) observer->after_first(i, step);
       }
-      step.config = &config;
-      step.backend = &runs_on;
-      step.scope = observer ? &scopes[s] : nullptr;
-      step.reference_as_read = observer && s > 0 ? &references_as_read[s] : nullptr;
-      if (s == 0 && observer) observer->after_first(i, step);
+      if (observer) observer->node_done(i, steps);
+      if (stats) {
+        size_t live = 0, bytes = 0;
+        for (const Tensor& t : tables.front().values) {
+          live += t.defined();
+          bytes += t.defined() ? t.nbytes() : 0;
+        }
+        stats->peak_live_values = std::max(stats->peak_live_values, live);
+        stats->peak_live_bytes = std::max(stats->peak_live_bytes, bytes);
+      }
+      for (StreamValues& table : tables)
+        for (const int slot : slots.release) {
+          table.values[size_t(slot)] = Tensor();
+          table.drop_copies(slot);
+        }
+    } catch (...) {
+      rethrow_naming(node);
     }
-    if (observer) observer->node_done(i, steps);
-    if (stats) {
-      size_t live = 0, bytes = 0;
-      for (const Tensor& t : tables.front().values) {
-        live += t.defined();
-        bytes += t.defined() ? t.nbytes() : 0;
-      }
-      stats->peak_live_values = std::max(stats->peak_live_values, live);
-      stats->peak_live_bytes = std::max(stats->peak_live_bytes, bytes);
-    }
-    for (StreamValues& table : tables)
-      for (const int slot : slots.release) {
-        table.values[size_t(slot)] = Tensor();
-        table.drop_copies(slot);
-      }
   }
   std::vector<TensorMap> outputs(streams.size());
   for (size_t s = 0; s < streams.size(); ++s)

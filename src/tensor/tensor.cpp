@@ -1,10 +1,14 @@
 #include "tensor/tensor.h"
 
+#include <algorithm>
 #include <cstring>
+#include <memory>
+#include <new>
 #include <mutex>
 #include <unordered_map>
 #include <vector>
 
+#include "common/memory_budget.h"
 #include "tensor/dispatch.h"
 
 namespace mpa {
@@ -19,6 +23,11 @@ int64_t shape_numel(const Shape& shape) {
     n *= d;
   }
   return n;
+}
+
+uint64_t tensor_bytes(DType dtype, const Shape& shape) {
+  const uint64_t numel = static_cast<uint64_t>(shape_numel(shape)), elem = std::max<size_t>(dtype_size(dtype), 1);
+  return numel > UINT64_MAX / elem ? UINT64_MAX : numel * elem;
 }
 
 std::string shape_str(const Shape& shape) {
@@ -44,19 +53,16 @@ class StorageCache {
     static StorageCache* cache = new StorageCache;
     return *cache;
   }
+  // Charged to the memory budget until the last tensor on the block lets go; empty when over budget.
   std::shared_ptr<std::byte[]> allocate(size_t bytes) {
-    if (bytes > kLargestCached) return std::shared_ptr<std::byte[]>(new std::byte[bytes]);
-    std::byte* block = nullptr;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      auto it = free_.find(bytes);
-      if (it != free_.end() && !it->second.empty()) {
-        block = it->second.back();
-        it->second.pop_back();
-        cached_ -= bytes;
-      }
+    if (!memory_budget::try_charge(bytes)) return nullptr;
+    std::byte* block = bytes <= kLargestCached ? take_cached(bytes) : nullptr;
+    if (!block) block = new (std::nothrow) std::byte[bytes];
+    if (!block) {
+      memory_budget::release(bytes);
+      throw std::bad_alloc();
     }
-    if (!block) block = new std::byte[bytes];
+    // Should the control block fail to allocate, shared_ptr hands the block to the deleter: nothing leaks.
     return std::shared_ptr<std::byte[]>(block, [this, bytes](std::byte* p) { give_back(p, bytes); });
   }
 
@@ -67,15 +73,27 @@ class StorageCache {
 #else
   static constexpr size_t kLargestCached = size_t{4} << 20, kCapacity = size_t{64} << 20;
 #endif
-  void give_back(std::byte* block, size_t bytes) {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (cached_ + bytes <= kCapacity) {
-        free_[bytes].push_back(block);
-        cached_ += bytes;
-        return;
+  std::byte* take_cached(size_t bytes) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = free_.find(bytes);
+    if (it == free_.end() || it->second.empty()) return nullptr;
+    std::byte* block = it->second.back();
+    it->second.pop_back();
+    cached_ -= bytes;
+    return block;
+  }
+  // Runs in a deleter, which must not throw: a free list that cannot grow (bad_alloc) frees the block instead.
+  void give_back(std::byte* block, size_t bytes) noexcept {
+    memory_budget::release(bytes);
+    if (bytes <= kLargestCached) try {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (cached_ + bytes <= kCapacity) {
+          free_[bytes].push_back(block);
+          cached_ += bytes;
+          return;
+        }
+      } catch (...) {
       }
-    }
     delete[] block;
   }
   std::mutex mutex_;
@@ -90,8 +108,9 @@ Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape
   // numel is at most 2^62, times 8 bytes would wrap: refuse what no machine could hold anyway.
   if (!(numel_ <= (int64_t{1} << 62) / static_cast<int64_t>(dtype_size(dtype))))
     fail("a " + dtype_name(dtype) + " tensor of shape " + shape_str(shape_) + " is too large to allocate");
-  const size_t bytes = nbytes();
-  storage_ = StorageCache::instance().allocate(bytes > 0 ? bytes : 1);
+  const size_t bytes = std::max<size_t>(nbytes(), 1);
+  storage_ = StorageCache::instance().allocate(bytes);
+  if (!storage_) memory_budget::refuse("a " + dtype_name(dtype) + " tensor of shape " + shape_str(shape_), bytes);
 }
 
 Tensor Tensor::adopt(DType dtype, Shape shape, std::string bytes) {
@@ -101,7 +120,18 @@ Tensor Tensor::adopt(DType dtype, Shape shape, std::string bytes) {
   t.numel_ = shape_numel(t.shape_);
   if (!(bytes.size() == t.nbytes() && !bytes.empty()))
     fail("adopt: " + std::to_string(bytes.size()) + " bytes for " + shape_str(t.shape_) + " of " + dtype_name(dtype));
-  auto owner = std::make_shared<std::string>(std::move(bytes));
+  const size_t charged = bytes.size();
+  if (!memory_budget::try_charge(charged))
+    memory_budget::refuse("a " + dtype_name(dtype) + " tensor of shape " + shape_str(t.shape_), charged);
+  std::string* held = new (std::nothrow) std::string(std::move(bytes));
+  if (!held) {
+    memory_budget::release(charged);
+    throw std::bad_alloc();
+  }
+  std::shared_ptr<std::string> owner(held, [charged](std::string* s) {
+    delete s;
+    memory_budget::release(charged);
+  });
   t.storage_ = std::shared_ptr<std::byte[]>(owner, reinterpret_cast<std::byte*>(owner->data()));
   return t;
 }

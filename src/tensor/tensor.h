@@ -18,6 +18,8 @@ using Shape = std::vector<int64_t>;
 
 // Number of elements; fails (instead of overflowing) on negative dims or a product beyond 2^62.
 int64_t shape_numel(const Shape& shape);
+// Bytes of a tensor of this type and shape, saturating at UINT64_MAX (for budget checks of outside sizes).
+uint64_t tensor_bytes(DType dtype, const Shape& shape);
 std::string shape_str(const Shape& shape);  // "1x3x224x224", "scalar" for rank 0
 
 class Tensor {

@@ -178,9 +178,29 @@ TEST(MediaInputs, ImageHeadersAreCheckedAndTruncatedImagesRefused) {
   const std::string jpg = jpg_bytes(6, 4, 3, gradient(4, 6));
   write_whole_file(dir / "cut.jpg", jpg.substr(0, jpg.size() - 40));
   expect_clean_error(run_cli(dir, run + path(dir, "cut.jpg")), {"cut.jpg", "truncated JPEG"});
-  // A binary PNM under a .png name: the decoder goes by the content.
-  write_whole_file(dir / "pnm.png", std::string("P6\n6 4\n255\n") + std::string(20, '\x7f'));
-  expect_clean_error(run_cli(dir, run + path(dir, "pnm.png")), {"pnm.png", "truncated PNM"});
+  write_whole_file(dir / "cut.pnm.bmp", std::string("P6\n6 4\n255\n") + std::string(20, '\x7f'));
+  expect_clean_error(run_cli(dir, run + path(dir, "cut.pnm.bmp")), {"cut.pnm.bmp", "holds a PNM image"});
   write_whole_file(dir / "ok.jpg", jpg);  // the whole file still runs
   EXPECT_EQ(run_cli(dir, run + path(dir, "ok.jpg")).exit_code, 0);
+}
+
+// Issue 19: the readers go by the extension and the image decoder by the content: a file whose content is
+// another kind than its extension names is refused, saying both (before main decoded a JPEG named .png, or
+// read a .npy named .jpg as "cannot decode image").
+TEST(MediaInputs, ContentThatDisagreesWithTheExtensionIsRefusedNamingBoth) {
+  TempDir dir;
+  image_model().save(dir / "img.onnx");
+  const std::string run = "run " + path(dir, "img.onnx") + " --input image=";
+  write_whole_file(dir / "photo.png", jpg_bytes(6, 4, 3, gradient(4, 6)));
+  expect_clean_error(run_cli(dir, run + path(dir, "photo.png")),
+                     {"input 'image'", "photo.png", "holds a JPEG image, not a PNG image", "'.png'"});
+  mpa::write_npy(dir / "array.npy", mpa::Tensor::zeros(mpa::DType::Float32, {1, 3, 4, 6}));
+  std::filesystem::copy_file(dir / "array.npy", dir / "array.jpg");
+  expect_clean_error(run_cli(dir, run + path(dir, "array.jpg")), {"array.jpg", "holds a NumPy array (.npy), not a JPEG"});
+  write_whole_file(dir / "picture.npy", png_bytes(6, 4, 3, gradient(4, 6)));
+  expect_clean_error(run_cli(dir, run + path(dir, "picture.npy")), {"picture.npy", "holds a PNG image, not a NumPy"});
+  write_whole_file(dir / "sound.bmp", wav_bytes(1, 16, 1, 8000, std::vector<float>(32, 0.f)));
+  expect_clean_error(run_cli(dir, run + path(dir, "sound.bmp")), {"sound.bmp", "holds a WAV file, not a BMP image"});
+  write_whole_file(dir / "upper.PNG", png_bytes(6, 4, 3, gradient(4, 6)));  // agreeing content runs
+  EXPECT_EQ(run_cli(dir, run + path(dir, "upper.PNG")).exit_code, 0);
 }

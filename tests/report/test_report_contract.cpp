@@ -516,9 +516,59 @@ TEST_F(ReportContract, MergingDifferentModelsOrSettingsFails) {
   audit(mlp, "mlp_whole.json", "--samples 2");
   expect_one_line_error(merge({"mlp1.json", "two2.json"}, "out.json"), "different models");
   expect_one_line_error(merge({"mlp1.json", "mlp2_bf16.json"}, "out.json"), "config.targets");
-  expect_one_line_error(merge({"mlp1.json", "mlp2_seed.json"}, "out.json"), "different settings");
+  audit(mlp, "mlp2_fp16acc.json", "--samples 2 --shard 2/2 --accumulate fp16");
+  audit(mlp, "mlp2_of3.json", "--samples 3 --shard 2/2");
+  expect_one_line_error(merge({"mlp1.json", "mlp2_fp16acc.json"}, "out.json"), "config.accumulation");
+  expect_one_line_error(merge({"mlp1.json", "mlp2_of3.json"}, "out.json"), "config.total_samples of the inputs");
   expect_one_line_error(merge({"mlp_whole.json", "mlp1.json"}, "out.json"), "more than one report");
   EXPECT_FALSE(fs::exists(path("out.json")));
+  // Another seed is another input source, not another setting.
+  ASSERT_EQ(merge({"mlp1.json", "mlp2_seed.json"}, "seeds.json").exit_code, 0);
+  const nlohmann::json seeds = nlohmann::json::parse(read_whole_file(path("seeds.json")))["config"];
+  EXPECT_EQ(seeds["input_sources"].size(), 2u);
+  EXPECT_EQ(seeds["shard"], "partial");
+}
+
+// Issue 19: sharded CI audits the same model on different input folders; the merge joins them and lists
+// every source with its samples (before, it refused them: "config.inputs differs").
+TEST_F(ReportContract, ReportsOfDifferentInputFoldersMergeListingEverySource) {
+  const fs::path mlp = save(mlp_model(), "mlp.onnx");
+  for (const auto& [folder, count] : {std::pair{"day1", 3}, {"day2", 2}})
+    for (int i = 0; i < count; ++i) {
+      fs::create_directories(path(folder) / std::to_string(i));
+      mpa::Tensor x(mpa::DType::Float32, {2, 8});
+      for (int k = 0; k < 16; ++k) x.data<float>()[k] = 0.25f * static_cast<float>(k - 3 * i) + (folder[3] == '2');
+      mpa::write_npy(path(folder) / std::to_string(i) / "x.npy", x);
+    }
+  const std::string day1 = "--inputs " + path("day1").string(), day2 = "--inputs " + path("day2").string();
+  audit(mlp, "day1_a.json", day1 + " --shard 1/2");
+  audit(mlp, "day1_b.json", day1 + " --shard 2/2");
+  audit(mlp, "day2.json", day2);
+  ASSERT_EQ(merge({"day1_a.json", "day2.json", "day1_b.json"}, "both.json").exit_code, 0);
+  ASSERT_EQ(merge({"day2.json", "day1_b.json", "day1_a.json"}, "both_reordered.json").exit_code, 0);
+  const std::string both = read_whole_file(path("both.json"));
+  EXPECT_EQ(both, read_whole_file(path("both_reordered.json")));  // the order of the reports does not matter
+  expect_valid(both, "a merge of two input folders");
+  const nlohmann::json config = nlohmann::json::parse(both)["config"];
+  EXPECT_EQ(config["inputs"], "2 input sources (config.input_sources)");
+  EXPECT_EQ(config["samples"], 5);
+  EXPECT_EQ(config["total_samples"], 5);
+  EXPECT_TRUE(config["shard"].is_null());
+  EXPECT_EQ(config["sample_ranges"], nlohmann::json::parse("[[0, 5]]"));
+  ASSERT_EQ(config["input_sources"].size(), 2u);
+  EXPECT_EQ(config["input_sources"][0]["inputs"], "samples from " + path("day1").string());
+  EXPECT_EQ(config["input_sources"][0]["sample_ranges"], nlohmann::json::parse("[[0, 3]]"));
+  EXPECT_EQ(config["input_sources"][1]["inputs"], "samples from " + path("day2").string());
+  EXPECT_EQ(config["input_sources"][1]["samples"], 2);
+  // A merged report merges again, each sample still counted once.
+  expect_one_line_error(merge({"both.json", "day2.json"}, "out.json"), "more than one report");
+  ASSERT_EQ(merge({"day1_a.json", "day2.json"}, "partial.json").exit_code, 0);
+  ASSERT_EQ(merge({"partial.json", "day1_b.json"}, "again.json").exit_code, 0);
+  EXPECT_EQ(read_whole_file(path("again.json")), both);
+  // Every figure sums over both folders: the node counts are those of five samples.
+  const nlohmann::json nodes = nlohmann::json::parse(both)["nodes"];
+  const nlohmann::json one = nlohmann::json::parse(read_whole_file(path("day2.json")))["nodes"];
+  EXPECT_EQ(nodes[0]["executions"].get<int64_t>(), one[0]["executions"].get<int64_t>() * 5 / 2);
 }
 
 // Damaged reports given to merge: one-line errors naming the file, never a crash or an internal error.
