@@ -99,7 +99,8 @@ void check_sample_ranges(const std::vector<std::pair<int64_t, int64_t>>& ranges,
     held += last - first;
     previous_end = last;
   }
-  if (!(held == samples)) fail("malformed report: " + where + ".sample_ranges do not hold " + where + ".samples samples");
+  if (!(held == samples))
+    fail("malformed report: " + where + ".sample_ranges do not hold " + where + ".samples samples");
 }
 
 }  // namespace
@@ -158,7 +159,9 @@ Config Config::from_json(const json& j) {
       samples += c.input_sources.back().samples;
     }
     if (!(c.input_sources.size() >= 2 && samples == c.samples))
-      fail("malformed report: config.input_sources must list two or more sources whose samples add up to config.samples");
+      fail(
+          "malformed report: config.input_sources must list two or more sources whose samples add up to "
+          "config.samples");
   }
   return c;
 }
@@ -540,16 +543,15 @@ std::vector<std::pair<int64_t, int64_t>> join_sample_ranges(const std::vector<st
 void join_input_sources(Config& a, const Config& b) {
   std::vector<InputSource> sources = a.sources();
   for (const InputSource& source : b.sources()) {
-    auto same = std::find_if(sources.begin(), sources.end(), [&](const InputSource& s) {
-      return s.inputs == source.inputs && s.seed == source.seed;
-    });
+    auto same = std::find_if(sources.begin(), sources.end(),
+                             [&](const InputSource& s) { return s.inputs == source.inputs && s.seed == source.seed; });
     if (same == sources.end()) {
       sources.push_back(source);
       continue;
     }
     if (!(same->total_samples == source.total_samples))
-      fail("reports were made with different settings: config.total_samples of the inputs '" + source.inputs +
-           "' is " + std::to_string(same->total_samples) + " in one and " + std::to_string(source.total_samples) +
+      fail("reports were made with different settings: config.total_samples of the inputs '" + source.inputs + "' is " +
+           std::to_string(same->total_samples) + " in one and " + std::to_string(source.total_samples) +
            " in the other");
     same->sample_ranges = join_sample_ranges(same->sample_ranges, source.sample_ranges);
     same->samples += source.samples;

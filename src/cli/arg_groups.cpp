@@ -61,8 +61,7 @@ int resolve_threads(int requested) {
 
 void add_memory_option(CLI::App& app) {
   app.add_option_function<std::string>(
-         "--max-memory",
-         [](const std::string& text) { memory_budget::set_limit(*memory_budget::parse_size(text)); },
+         "--max-memory", [](const std::string& text) { memory_budget::set_limit(*memory_budget::parse_size(text)); },
          "the most memory tensors may take: 8G, 512MiB, 1.5GiB, or 50% of what is available (default: 80% of the "
          "memory available at start, " +
              memory_budget::bytes_text(static_cast<uint64_t>(memory_budget::default_limit())) + " now)")

@@ -135,7 +135,8 @@ std::string bytes_text(uint64_t bytes) {
 
 std::optional<int64_t> parse_size(const std::string& text) {
   const size_t number_end = text.find_first_not_of("0123456789.");
-  const std::string number = text.substr(0, number_end), unit = number_end == std::string::npos ? "" : text.substr(number_end);
+  const std::string number = text.substr(0, number_end),
+                    unit = number_end == std::string::npos ? "" : text.substr(number_end);
   const std::optional<double> value = parse_finite_number(number);
   if (!value || *value < 0) return std::nullopt;
   double bytes = 0;
@@ -147,9 +148,9 @@ std::optional<int64_t> parse_size(const std::string& text) {
     std::string upper = unit;
     for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
     static const std::pair<const char*, double> units[] = {
-        {"", 1},          {"B", 1},         {"K", 0x1p10},  {"KB", 0x1p10}, {"KIB", 0x1p10},
-        {"M", 0x1p20},    {"MB", 0x1p20},   {"MIB", 0x1p20}, {"G", 0x1p30},  {"GB", 0x1p30},
-        {"GIB", 0x1p30},  {"T", 0x1p40},    {"TB", 0x1p40}, {"TIB", 0x1p40}};
+        {"", 1},         {"B", 1},       {"K", 0x1p10},   {"KB", 0x1p10}, {"KIB", 0x1p10},
+        {"M", 0x1p20},   {"MB", 0x1p20}, {"MIB", 0x1p20}, {"G", 0x1p30},  {"GB", 0x1p30},
+        {"GIB", 0x1p30}, {"T", 0x1p40},  {"TB", 0x1p40},  {"TIB", 0x1p40}};
     bool known = false;
     for (const auto& [name, scale] : units)
       if (upper == name) {

@@ -56,7 +56,9 @@ std::string content_kind(const std::string& file) {
   char head[12] = {};
   in.read(head, sizeof head);
   const std::string bytes(head, static_cast<size_t>(in.gcount()));
-  const auto starts = [&](const char* magic, size_t at = 0) { return bytes.compare(at, std::strlen(magic), magic) == 0; };
+  const auto starts = [&](const char* magic, size_t at = 0) {
+    return bytes.compare(at, std::strlen(magic), magic) == 0;
+  };
   if (starts("\x93NUMPY")) return "a NumPy array (.npy)";
   if (starts("\xFF\xD8\xFF")) return "a JPEG image";
   if (starts("\x89PNG\r\n\x1A\n")) return "a PNG image";
@@ -340,9 +342,9 @@ Tensor SampleSource::random_input(const ValueInfo& info, uint64_t stream, const 
   const DType dtype = static_cast<DType>(info.elem_type);
   if (distributions_.count(info.name)) dist = distributions_.at(info.name);
   else if (!dtype_is_float(dtype)) dist = {Distribution::Kind::Integer, 0, 9};  // small, valid as indices
-  memory_budget::require("input '" + info.name + "': random values of shape " + shape_str(shape) + " (" +
-                             dtype_name(dtype) + ")",
-                         tensor_bytes(dtype, shape));
+  memory_budget::require(
+      "input '" + info.name + "': random values of shape " + shape_str(shape) + " (" + dtype_name(dtype) + ")",
+      tensor_bytes(dtype, shape));
   Random rng(stream);
   Tensor t(dtype, shape);
   visit_dtype(dtype, [&](auto tag) {

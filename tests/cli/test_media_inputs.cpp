@@ -196,7 +196,8 @@ TEST(MediaInputs, ContentThatDisagreesWithTheExtensionIsRefusedNamingBoth) {
                      {"input 'image'", "photo.png", "holds a JPEG image, not a PNG image", "'.png'"});
   mpa::write_npy(dir / "array.npy", mpa::Tensor::zeros(mpa::DType::Float32, {1, 3, 4, 6}));
   std::filesystem::copy_file(dir / "array.npy", dir / "array.jpg");
-  expect_clean_error(run_cli(dir, run + path(dir, "array.jpg")), {"array.jpg", "holds a NumPy array (.npy), not a JPEG"});
+  expect_clean_error(run_cli(dir, run + path(dir, "array.jpg")),
+                     {"array.jpg", "holds a NumPy array (.npy), not a JPEG"});
   write_whole_file(dir / "picture.npy", png_bytes(6, 4, 3, gradient(4, 6)));
   expect_clean_error(run_cli(dir, run + path(dir, "picture.npy")), {"picture.npy", "holds a PNG image, not a NumPy"});
   write_whole_file(dir / "sound.bmp", wav_bytes(1, 16, 1, 8000, std::vector<float>(32, 0.f)));

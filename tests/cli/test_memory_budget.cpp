@@ -99,8 +99,9 @@ TEST(MemoryBudget, ModelValuesBeyondTheBudgetNameTheNode) {
 TEST(MemoryBudget, DeclaredShapesAndShapeOptionAreCheckedBeforeAllocating) {
   TempDir dir;
   identity_of({100000, 100000}).save(dir / "declared.onnx");
-  expect_clean_error(run_cli(dir, "run " + path(dir, "declared.onnx") + " --random-inputs --max-memory 1G"),
-                     {"declared.onnx", "input 'x'", "random values of shape 100000x100000", "37.3 GiB", "memory budget"});
+  expect_clean_error(
+      run_cli(dir, "run " + path(dir, "declared.onnx") + " --random-inputs --max-memory 1G"),
+      {"declared.onnx", "input 'x'", "random values of shape 100000x100000", "37.3 GiB", "memory budget"});
   identity_of({-1, 2}).save(dir / "symbolic.onnx");
   expect_clean_error(
       run_cli(dir, "audit " + path(dir, "symbolic.onnx") + " --random-inputs --shape x=10000000000x2 --max-memory 2G"),
@@ -111,9 +112,9 @@ TEST(MemoryBudget, ArrayAndImageFilesAreCheckedFromTheirHeaders) {
   TempDir dir;
   identity_of({-1, 1024}).save(dir / "any.onnx");
   mpa::write_npy(dir / "x.npy", mpa::Tensor::zeros(mpa::DType::Float32, {1024, 1024}));
-  expect_clean_error(run_cli(dir, "run " + path(dir, "any.onnx") + " --input x=" + path(dir, "x.npy") +
-                                      " --max-memory 2MiB"),
-                     {"x.npy", "1024x1024 of float32", "4.0 MiB", "memory budget", "2.0 MiB"});
+  expect_clean_error(
+      run_cli(dir, "run " + path(dir, "any.onnx") + " --input x=" + path(dir, "x.npy") + " --max-memory 2MiB"),
+      {"x.npy", "1024x1024 of float32", "4.0 MiB", "memory budget", "2.0 MiB"});
   ModelBuilder image;
   image.input("image", onnx::TensorProto::FLOAT, {1, 3, -1, -1});
   image.node("Identity", {"image"}, {"y"}, "copy");

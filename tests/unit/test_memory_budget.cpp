@@ -29,7 +29,7 @@ class ScopedBudget {
 TEST(MemoryBudget, TensorsAreChargedWhileAliveAndBigOnesAcrossCopies) {
   const int64_t before = budget::in_use();
   {
-    Tensor small(DType::Float32, {256});                 // from the size cache
+    Tensor small(DType::Float32, {256});                // from the size cache
     Tensor large(DType::Float32, {4, 1024, 1024 + 1});  // beyond it
     EXPECT_EQ(budget::in_use() - before, 256 * 4 + 4 * 1024 * 1025 * 4);
     Tensor alias = large;  // shares the bytes: charged once
@@ -55,7 +55,8 @@ TEST(MemoryBudget, ATensorBeyondTheBudgetIsRefusedNamingItsShape) {
     EXPECT_NE(message.find("a float32 tensor of shape 2x1024x1024 needs 8.0 MiB"), std::string::npos) << message;
     EXPECT_NE(message.find("--max-memory"), std::string::npos) << message;
   }
-  EXPECT_THROW(Tensor::adopt(DType::Float32, {2, 1024, 1024}, std::string(size_t{8} << 20, '\0')), MemoryBudgetExceeded);
+  EXPECT_THROW(Tensor::adopt(DType::Float32, {2, 1024, 1024}, std::string(size_t{8} << 20, '\0')),
+               MemoryBudgetExceeded);
   const int64_t held = budget::in_use();
   Tensor fits(DType::Float32, {1024, 1024});  // the refused ones left nothing charged
   EXPECT_EQ(budget::in_use() - held, 4 << 20);
