@@ -4,6 +4,7 @@
 // (a Loop stacking 1 MiB per trip for 2^20 trips; an Expand to 100000x100000) or were refused only beyond
 // 256 TiB. A fixed budget makes them independent of the test machine's memory.
 #include <gtest/gtest.h>
+#include <zip.h>
 
 #include "io/npy.h"
 #include "support/media_files.h"
@@ -127,6 +128,27 @@ TEST(MemoryBudget, ArrayAndImageFilesAreCheckedFromTheirHeaders) {
   expect_clean_error(run_cli(dir, run_image + " --preprocess image:resize=60000x60000 --max-memory 1G"),
                      {"big.png", "an image of 60000x60000 pixels", "80.5 GiB", "memory budget"});
   EXPECT_EQ(run_cli(dir, run_image + " --preprocess image:resize=64x64 --max-memory 64M").exit_code, 0);
+}
+
+// A 64 KiB .npz whose member inflates to 64 MiB: its header is read first and the member refused before
+// anything is inflated (before the budget, entries up to 16 GiB were accepted).
+TEST(MemoryBudget, AnNpzMemberIsCheckedBeforeItIsInflated) {
+  TempDir dir;
+  identity_of({-1}).save(dir / "vector.onnx");
+  const std::string npy = mpa::serialize_npy(mpa::Tensor::zeros(mpa::DType::Float32, {int64_t{1} << 24}));
+  int error = 0;
+  zip_t* archive = zip_open(path(dir, "bomb.npz").c_str(), ZIP_CREATE | ZIP_TRUNCATE, &error);
+  ASSERT_NE(archive, nullptr);
+  zip_source_t* source = zip_source_buffer(archive, npy.data(), npy.size(), 0);
+  const zip_int64_t entry = zip_file_add(archive, "x.npy", source, ZIP_FL_OVERWRITE);
+  ASSERT_GE(entry, 0);
+  ASSERT_EQ(zip_set_file_compression(archive, static_cast<zip_uint64_t>(entry), ZIP_CM_DEFLATE, 9), 0);
+  ASSERT_EQ(zip_close(archive), 0);
+  ASSERT_LT(std::filesystem::file_size(dir / "bomb.npz"), 1u << 20);
+  const std::string run = "run " + path(dir, "vector.onnx") + " --inputs " + path(dir, "bomb.npz");
+  expect_clean_error(run_cli(dir, run + " --max-memory 32MiB"),
+                     {"bomb.npz[x]", "16777216 of float32", "64.0 MiB", "memory budget"});
+  EXPECT_EQ(run_cli(dir, run + " --max-memory 1G").exit_code, 0);
 }
 
 TEST(MemoryBudget, TheOptionIsReadStrictly) {
