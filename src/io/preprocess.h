@@ -18,7 +18,7 @@ struct Preprocess {
   std::optional<std::pair<int64_t, int64_t>> resize;  // height, width
   Layout layout = Layout::Auto;                       // Auto: from the declared shape (NCHW when unclear)
   Channels channels = Channels::Auto;                 // Auto: RGB, or gray for 1-channel inputs
-  double scale = 1;                                   // value = (pixel * scale - mean[c]) / std[c]; audio: sample * scale
+  double scale = 1;                                   // (pixel * scale - mean[c]) / std[c]; audio sample * scale
   std::vector<double> mean, std;                      // one value, or one per channel
   // Audio.
   int64_t offset = 0;                                 // first frame taken

@@ -194,18 +194,20 @@ TEST(MediaInputs, WavIsResampledAndScaled) {
   TempDir dir;
   audio_model().save(dir / "m.onnx");
   std::vector<float> tone;
-  for (int i = 0; i < 4410; ++i) tone.push_back(static_cast<float>(0.5 * std::sin(2 * std::numbers::pi * 1000 * i / 44100.0)));
+  for (int i = 0; i < 4410; ++i)
+    tone.push_back(static_cast<float>(0.5 * std::sin(2 * std::numbers::pi * 1000 * i / 44100.0)));
   write_whole_file(dir / "tone.wav", wav_bytes(1, 16, 1, 44100, tone));
-  const CliResult r = run_cli(dir, "run " + path(dir, "m.onnx") + " --input audio=" + path(dir, "tone.wav") +
-                                       " --preprocess audio:rate=16000,scale=32768 --input sr=1 --save-inputs " +
-                                       path(dir, "in"));
+  const CliResult r =
+      run_cli(dir, "run " + path(dir, "m.onnx") + " --input audio=" + path(dir, "tone.wav") +
+                       " --preprocess audio:rate=16000,scale=32768 --input sr=1 --save-inputs " + path(dir, "in"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const mpa::Tensor fed = mpa::read_npy(dir / "in" / "audio.npy");
   ASSERT_EQ(fed.shape(), (mpa::Shape{1, 1600}));  // 100 ms at 16 kHz
   const std::vector<double> v = fed.to_double_vector();
   double max_error = 0;
   for (size_t i = 320; i < 1280; ++i)  // the middle 60 ms, away from the file's edges
-    max_error = std::max(max_error, std::abs(v[i] - 16384 * std::sin(2 * std::numbers::pi * 1000 * static_cast<double>(i) / 16000.0)));
+    max_error = std::max(
+        max_error, std::abs(v[i] - 16384 * std::sin(2 * std::numbers::pi * 1000 * static_cast<double>(i) / 16000.0)));
   EXPECT_LT(max_error, 1.5) << "int16 units";  // the file's 16-bit truncation, up to 1 (measured: 0.89)
 }
 

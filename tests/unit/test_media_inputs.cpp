@@ -286,10 +286,12 @@ TEST(Wav, RejectsWindowsAndShapesThatDoNotFit) {
 
 TEST(Wav, ScaleMultipliesEverySampleExactly) {
   const std::string pcm16 = wav_bytes(1, 16, 1, 16000, {0.5f, -0.25f, -1.f, 0x1p-15f});
-  const Tensor int16_range = audio_input(pcm16, declared("a", DType::Float32, {1, -1}), parse_preprocess("scale=32768", "x"), "a");
+  const Tensor int16_range =
+      audio_input(pcm16, declared("a", DType::Float32, {1, -1}), parse_preprocess("scale=32768", "x"), "a");
   EXPECT_EQ(floats(int16_range), (std::vector<float>{16384.f, -8192.f, -32768.f, 1.f}));
   const std::string f32 = wav_bytes(3, 32, 1, 16000, {16384.f, -3.f});
-  const Tensor back = audio_input(f32, declared("a", DType::Float32, {1, -1}), parse_preprocess("scale=1/32768", "x"), "a");
+  const Tensor back =
+      audio_input(f32, declared("a", DType::Float32, {1, -1}), parse_preprocess("scale=1/32768", "x"), "a");
   EXPECT_EQ(floats(back), (std::vector<float>{0.5f, -3.f / 32768.f}));
 }
 
@@ -302,7 +304,8 @@ Audio sine(double hz, double amplitude, int64_t rate, int64_t frames) {
   Audio a;
   a.sample_rate = rate, a.channels = 1, a.frames = frames;
   for (int64_t i = 0; i < frames; ++i)
-    a.samples.push_back(static_cast<float>(amplitude * std::sin(2 * std::numbers::pi * hz * static_cast<double>(i) / static_cast<double>(rate))));
+    a.samples.push_back(static_cast<float>(
+        amplitude * std::sin(2 * std::numbers::pi * hz * static_cast<double>(i) / static_cast<double>(rate))));
   return a;
 }
 
@@ -314,12 +317,14 @@ struct SineCheck {
   int64_t rising_crossings = 0;  // one per period
 };
 SineCheck check_sine(const Audio& audio, int64_t c, double hz, double amplitude) {
-  const int64_t edge = audio.sample_rate / 50, quarter = static_cast<int64_t>(static_cast<double>(audio.sample_rate) / hz / 4);
+  const int64_t edge = audio.sample_rate / 50,
+                quarter = static_cast<int64_t>(static_cast<double>(audio.sample_rate) / hz / 4);
   const int64_t begin = edge + quarter, end = audio.frames - edge + quarter;
   auto at = [&](int64_t f) { return static_cast<double>(audio.samples[static_cast<size_t>(f * audio.channels + c)]); };
   SineCheck check;
   for (int64_t f = begin; f < end; ++f) {
-    const double want = amplitude * std::sin(2 * std::numbers::pi * hz * static_cast<double>(f) / static_cast<double>(audio.sample_rate));
+    const double want = amplitude * std::sin(2 * std::numbers::pi * hz * static_cast<double>(f) /
+                                             static_cast<double>(audio.sample_rate));
     check.max_error = std::max(check.max_error, std::abs(at(f) - want));
     check.rising_crossings += f > begin && at(f - 1) < 0 && at(f) >= 0;
   }
@@ -332,7 +337,9 @@ SineCheck check_sine(const Audio& audio, int64_t c, double hz, double amplitude)
 // 16 kHz) and up (16 kHz to 48 kHz): within 1e-6 of the ideal sine of amplitude 0.5 (measured: 1.0e-7 and 3.8e-8,
 // float rounding; the converter's worst case, 97 dB, would be 7e-6).
 TEST(Resample, KeepsASinesFrequencyAmplitudeAndPhase) {
-  struct Case { int64_t from, to; };
+  struct Case {
+    int64_t from, to;
+  };
   for (const Case c : {Case{44100, 16000}, Case{16000, 48000}}) {
     const Audio out = resample(sine(1000, 0.5, c.from, c.from), c.to, "t.wav");  // one second
     EXPECT_EQ(out.sample_rate, c.to);
@@ -346,9 +353,12 @@ TEST(Resample, KeepsASinesFrequencyAmplitudeAndPhase) {
 }
 
 TEST(Resample, LengthIsTheCeilingOfFramesTimesTheRatio) {
-  struct Case { int64_t frames, from, to, want; };
-  for (const Case c : {Case{1000, 44100, 16000, 363}, Case{44101, 44100, 16000, 16001}, Case{3, 44100, 16000, 2},
-                       Case{1, 8000, 16000, 2}, Case{7, 48000, 16000, 3}, Case{1, 48000, 8000, 1}, Case{0, 8000, 16000, 0}}) {
+  struct Case {
+    int64_t frames, from, to, want;
+  };
+  for (const Case c :
+       {Case{1000, 44100, 16000, 363}, Case{44101, 44100, 16000, 16001}, Case{3, 44100, 16000, 2},
+        Case{1, 8000, 16000, 2}, Case{7, 48000, 16000, 3}, Case{1, 48000, 8000, 1}, Case{0, 8000, 16000, 0}}) {
     const Audio out = resample(sine(100, 0.5, c.from, c.frames), c.to, "t.wav");
     EXPECT_EQ(out.frames, c.want) << c.frames << " frames " << c.from << " -> " << c.to;
     EXPECT_EQ(out.samples.size(), static_cast<size_t>(c.want));
@@ -372,8 +382,10 @@ TEST(Resample, ChannelsStayInterleavedAndSeparate) {
 
 TEST(Resample, RefusesRatesAndSizesBeyondItsBounds) {
   const std::string what = "input 'a' (t.wav)";
-  expect_error([&] { resample(sine(100, 0.5, 1000, 10), 129000, what); }, {what, "1000 Hz", "rate=129000", "factor of 128"});
-  expect_error([&] { resample(sine(100, 0.5, 129000, 10), 1000, what); }, {what, "129000 Hz", "rate=1000", "factor of 128"});
+  expect_error([&] { resample(sine(100, 0.5, 1000, 10), 129000, what); },
+               {what, "1000 Hz", "rate=129000", "factor of 128"});
+  expect_error([&] { resample(sine(100, 0.5, 129000, 10), 1000, what); },
+               {what, "129000 Hz", "rate=1000", "factor of 128"});
   EXPECT_EQ(resample(sine(100, 0.5, 1000, 10), 128000, what).frames, 1280);
   expect_error([&] { resample(sine(100, 0.5, 0, 0), 16000, what); }, {what, "rate=16000", "declares 0 Hz"});
   // 600,000 frames at 6 kHz would become 76.8 million at 768 kHz: refused before anything is allocated.
@@ -382,7 +394,8 @@ TEST(Resample, RefusesRatesAndSizesBeyondItsBounds) {
   // The size of the file is checked before its samples are read (none are here).
   Audio long_file;
   long_file.sample_rate = 16000, long_file.channels = 2, long_file.frames = kMaxResampledSamples / 2 + 1;
-  expect_error([&] { resample(long_file, 8000, what); }, {what, "rate=8000", "67108866 samples", "beyond the 67108864"});
+  expect_error([&] { resample(long_file, 8000, what); },
+               {what, "rate=8000", "67108866 samples", "beyond the 67108864"});
 }
 
 // rate= resamples before the window is taken, so offset and length count frames at the model's rate; the file's own
@@ -393,7 +406,8 @@ TEST(Wav, RateResamplesBeforeTheWindowIsTaken) {
   const ValueInfo input = declared("a", DType::Float32, {1, -1});
   const Tensor all = audio_input(bytes, input, parse_preprocess("rate=16000", "x"), "a");
   EXPECT_EQ(all.shape(), (Shape{1, 1600}));
-  const Tensor window = audio_input(bytes, input, parse_preprocess("rate=16000,offset=1500,length=100,scale=2", "x"), "a");
+  const Tensor window =
+      audio_input(bytes, input, parse_preprocess("rate=16000,offset=1500,length=100,scale=2", "x"), "a");
   ASSERT_EQ(window.shape(), (Shape{1, 100}));
   const std::vector<float> all_values = floats(all), window_values = floats(window);
   for (size_t i = 0; i < 100; ++i) EXPECT_EQ(window_values[i], 2 * all_values[1500 + i]) << i;
@@ -401,10 +415,14 @@ TEST(Wav, RateResamplesBeforeTheWindowIsTaken) {
   const std::string what = "input 'a' (t.wav)";
   expect_error([&] { audio_input(bytes, input, parse_preprocess("rate=16000,offset=1500,length=101", "x"), what); },
                {what, "length 101 from offset 1500 runs past the end (1600 frames at 16000 Hz)"});
-  expect_error([&] { audio_input(bytes, input, parse_preprocess("rate=300", "x"), what); }, {what, "44100 Hz", "rate=300", "factor of 128"});
-  expect_error([&] { image_input(png_bytes(2, 4, 3, test_pixels()), declared("x", DType::Float32, {1, 3, 4, 2}),
-                                 parse_preprocess("rate=16000", "x"), what); },
-               {what, "rate applies to audio"});
+  expect_error([&] { audio_input(bytes, input, parse_preprocess("rate=300", "x"), what); },
+               {what, "44100 Hz", "rate=300", "factor of 128"});
+  expect_error(
+      [&] {
+        image_input(png_bytes(2, 4, 3, test_pixels()), declared("x", DType::Float32, {1, 3, 4, 2}),
+                    parse_preprocess("rate=16000", "x"), what);
+      },
+      {what, "rate applies to audio"});
 }
 
 // [SECTION] Numbers for scalar inputs
