@@ -10,7 +10,7 @@ APT_PACKAGES=(
   libonnx-dev libprotobuf-dev protobuf-compiler nlohmann-json3-dev
   libopenblas-openmp-dev libcli11-dev libzip-dev libssl-dev libvalijson-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  libimgui-dev libglfw3-dev libgl-dev libstb-dev xvfb xauth
+  libimgui-dev libglfw3-dev libgl-dev libstb-dev libsamplerate0-dev xvfb xauth
   libxml2-utils chromium
 )
 

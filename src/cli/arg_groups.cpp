@@ -14,8 +14,9 @@ void add_input_options(CLI::App& app, InputOptions& o, bool with_samples) {
                  "(repeatable)")
       ->group("Inputs");
   app.add_option("--preprocess", o.preprocess,
-                 "NAME:KEY=VALUE,... for an image or .wav input (repeatable): resize=HxW, layout=nchw|nhwc, rgb|bgr|gray, "
-                 "scale=S (e.g. 1/255), mean=M[/M/M], std=S[/S/S]; offset=N, length=N, mono")
+                 "NAME:KEY=VALUE,... for an image or .wav input (repeatable): resize=HxW, layout=nchw|nhwc, "
+                 "rgb|bgr|gray, scale=S (e.g. 1/255), mean=M[/M/M], std=S[/S/S]; audio: rate=HZ (resample first), "
+                 "offset=N, length=N, mono, scale=S (e.g. 32768)")
       ->group("Inputs");
   app.add_option("--inputs", o.inputs, "FILE.npz (one array per input) or a folder with one sample per subfolder")
       ->group("Inputs");

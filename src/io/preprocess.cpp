@@ -5,6 +5,7 @@
 
 #include "common/error.h"
 #include "common/number_text.h"
+#include "io/resample.h"
 
 namespace mpa {
 
@@ -33,7 +34,7 @@ Preprocess parse_preprocess(const std::string& text, const std::string& what) {
     const bool is_flag = key == "rgb" || key == "bgr" || key == "gray" || key == "mono";
     if (!(image_preprocess_keys().count(key) || audio_preprocess_keys().count(key)))
       fail(what + ": unknown option '" + key + "' (images: resize=HxW, layout=nchw|nhwc, rgb, bgr, gray, scale=S, " +
-           "mean=M[/M/M], std=S[/S/S]; audio: offset=N, length=N, mono)");
+           "mean=M[/M/M], std=S[/S/S]; audio: rate=HZ, offset=N, length=N, mono, scale=S)");
     if (!(is_flag ? eq == std::string::npos : !value.empty()))
       fail(what + ": " +
            (is_flag ? "'" + key + "' takes no value" : "'" + key + "' needs a value, e.g. " + key + "=..."));
@@ -56,11 +57,12 @@ Preprocess parse_preprocess(const std::string& text, const std::string& what) {
         fail(what + ": rgb, bgr and gray exclude each other");
       p.channels = order;
     } else if (key == "scale") {
-      // A fraction is accepted because the usual scales are 1/255 and 1/127.5.
+      // A fraction is accepted because the usual scales are 1/255, 1/127.5 and, for audio, 1/32768.
       const auto parts = split(value, '/');
       const auto num = parse_finite_number(parts[0]);
       const auto den = parts.size() == 2 ? parse_finite_number(parts[1]) : std::optional<double>(1.0);
-      if (!(parts.size() <= 2 && num && den && *den != 0)) fail(bad + " (expected a number or a fraction, e.g. 1/255)");
+      if (!(parts.size() <= 2 && num && den && *den != 0 && std::isfinite(*num / *den)))
+        fail(bad + " (expected a finite number or a fraction, e.g. 1/255)");
       p.scale = *num / *den;
     } else if (key == "mean" || key == "std") {
       std::vector<double>& out = key == "mean" ? p.mean : p.std;
@@ -75,6 +77,11 @@ Preprocess parse_preprocess(const std::string& text, const std::string& what) {
       if (!(n.has_value() && (key == "offset" || *n > 0))) fail(bad + " (expected a frame count)");
       if (key == "offset") p.offset = *n;
       else p.length = *n;
+    } else if (key == "rate") {
+      const auto hz = parse_count(value);
+      if (!(hz && *hz >= 1 && *hz <= kMaxSampleRate))
+        fail(bad + " (expected a sample rate in Hz, 1 to " + std::to_string(kMaxSampleRate) + ")");
+      p.rate = *hz;
     } else if (key == "mono") {
       p.mono = true;
     }

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "io/resample.h"
 #include "tensor/dispatch.h"
 
 namespace mpa {
@@ -28,6 +29,18 @@ std::string encoding_name(uint16_t tag, uint16_t bits) {
     case 0x55: return "MP3";
     default: return "format tag " + std::to_string(tag);
   }
+}
+
+Audio mixed_to_mono(const Audio& audio) {
+  Audio mono;
+  mono.sample_rate = audio.sample_rate, mono.channels = 1, mono.frames = audio.frames;
+  mono.samples.resize(static_cast<size_t>(audio.frames));
+  for (int64_t f = 0; f < audio.frames; ++f) {
+    double sum = 0;
+    for (int64_t c = 0; c < audio.channels; ++c) sum += audio.samples[static_cast<size_t>(f * audio.channels + c)];
+    mono.samples[static_cast<size_t>(f)] = static_cast<float>(sum / static_cast<double>(audio.channels));
+  }
+  return mono;
 }
 
 }  // namespace
@@ -103,23 +116,29 @@ Tensor audio_input(const std::string& bytes, const ValueInfo& declared, const Pr
   const DType dtype = declared.elem_type == 0 ? DType::Float32 : static_cast<DType>(declared.elem_type);
   if (!(dtype_is_float(dtype)))
     fail(what + ": the model declares " + onnx_type_name(declared.elem_type) + "; audio fills float inputs");
-  const Audio audio = parse_wav(bytes, what);
+  Audio audio = parse_wav(bytes, what);
+  const int64_t file_channels = audio.channels;
+  // Channels are averaged before resampling: the same signal for a fraction of libsamplerate's work.
+  if (opt.mono && audio.channels > 1) audio = mixed_to_mono(audio);
+  if (opt.rate && *opt.rate != audio.sample_rate) audio = resample(audio, *opt.rate, what);
+  // The window counts frames at the rate the model sees.
+  const std::string file_frames = std::to_string(audio.frames) + " frames" +
+                                  (opt.rate ? " at " + std::to_string(audio.sample_rate) + " Hz" : std::string());
   if (!(opt.offset <= audio.frames))
-    fail(what + ": offset " + std::to_string(opt.offset) + " is past the end (" + std::to_string(audio.frames) +
-         " frames)");
+    fail(what + ": offset " + std::to_string(opt.offset) + " is past the end (" + file_frames + ")");
   const int64_t frames = opt.length.value_or(audio.frames - opt.offset);
   if (!(frames <= audio.frames - opt.offset))
     fail(what + ": length " + std::to_string(frames) + " from offset " + std::to_string(opt.offset) +
-         " runs past the end (" + std::to_string(audio.frames) + " frames)");
+         " runs past the end (" + file_frames + ")");
   if (!(frames > 0)) fail(what + ": no audio frames to read");
-  const int64_t channels = opt.mono ? 1 : audio.channels;
+  const int64_t channels = audio.channels;
 
   const Shape dims = declared.has_shape ? declared.dims : Shape{-1, -1};
   const int rank = static_cast<int>(dims.size());
   if (!(rank >= 1)) fail(what + ": audio fills inputs of rank 1 or more; the model declares a scalar");
   if (!(rank >= 2 || channels == 1))
     fail(what + ": the model takes one channel (" + declared_shape_str(declared) + ") and the file has " +
-         std::to_string(audio.channels) + ": add --preprocess " + declared.name + ":mono");
+         std::to_string(file_channels) + ": add --preprocess " + declared.name + ":mono");
   const bool time_major = rank >= 2 && dims[rank - 1] == channels && dims[rank - 2] != channels;
   const int time_axis = time_major ? rank - 2 : rank - 1;
   const int channel_axis = rank < 2 ? -1 : time_major ? rank - 1 : rank - 2;
@@ -129,24 +148,19 @@ Tensor audio_input(const std::string& bytes, const ValueInfo& declared, const Pr
          ":offset=N,length=" + std::to_string(dims[time_axis]));
   if (!(channel_axis < 0 || dims[channel_axis] < 0 || dims[channel_axis] == channels))
     fail(what + ": the model takes " + std::to_string(dims[channel_axis]) + " channels (" +
-         declared_shape_str(declared) + ") and the file has " + std::to_string(audio.channels) +
+         declared_shape_str(declared) + ") and the file has " + std::to_string(file_channels) +
          (dims[channel_axis] == 1 ? ": add --preprocess " + declared.name + ":mono" : ""));
   Shape shape(static_cast<size_t>(rank), 1);
   shape[time_axis] = frames;
   if (channel_axis >= 0) shape[channel_axis] = channels;
 
-  // Gather the window as [C, N] (or [N, C]) floats, averaging the channels for mono.
+  // Gather the window as [C, N] (or [N, C]) floats; scale 1 leaves every sample as it is.
   std::vector<float> values(static_cast<size_t>(frames * channels));
   for (int64_t f = 0; f < frames; ++f) {
-    const float* frame = audio.samples.data() + (opt.offset + f) * audio.channels;
-    if (opt.mono) {
-      double sum = 0;
-      for (int64_t c = 0; c < audio.channels; ++c) sum += frame[c];
-      values[static_cast<size_t>(f)] = static_cast<float>(sum / static_cast<double>(audio.channels));
-      continue;
-    }
+    const float* frame = audio.samples.data() + (opt.offset + f) * channels;
     for (int64_t c = 0; c < channels; ++c)
-      values[static_cast<size_t>(time_major ? f * channels + c : c * frames + f)] = frame[c];
+      values[static_cast<size_t>(time_major ? f * channels + c : c * frames + f)] =
+          static_cast<float>(static_cast<double>(frame[c]) * opt.scale);
   }
   Tensor t(dtype, shape);
   visit_dtype(dtype, [&](auto tag) {

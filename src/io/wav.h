@@ -19,9 +19,9 @@ struct Audio {
 // Parses a WAV file's bytes; `what` names the source in messages.
 Audio parse_wav(const std::string& bytes, const std::string& what);
 
-// The tensor for model input `declared`: frames [offset, offset+length), channels averaged with `mono`, laid out
-// [..., C, N] (leading dims 1), or [..., N, C] when the declared last dim is the channel count and the one
-// before it is not. Float inputs only.
+// The tensor for model input `declared`: channels averaged with `mono`, resampled to `rate`, frames
+// [offset, offset+length) at that rate, multiplied by `scale`, laid out [..., C, N] (leading dims 1), or [..., N, C]
+// when the declared last dim is the channel count and the one before it is not. Float inputs only.
 Tensor audio_input(const std::string& bytes, const ValueInfo& declared, const Preprocess& options, const std::string& what);
 
 }  // namespace mpa

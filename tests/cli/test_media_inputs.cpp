@@ -2,6 +2,9 @@
 // and symbolic dims bound by the inputs given, for `run` and `audit`; every bad input is one line, exit 2.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <numbers>
+
 #include "io/npy.h"
 #include "support/media_files.h"
 #include "support/run_cli.h"
@@ -204,4 +207,54 @@ TEST(MediaInputs, ContentThatDisagreesWithTheExtensionIsRefusedNamingBoth) {
   expect_clean_error(run_cli(dir, run + path(dir, "sound.bmp")), {"sound.bmp", "holds a WAV file, not a BMP image"});
   write_whole_file(dir / "upper.PNG", png_bytes(6, 4, 3, gradient(4, 6)));  // agreeing content runs
   EXPECT_EQ(run_cli(dir, run + path(dir, "upper.PNG")).exit_code, 0);
+}
+
+// Issue 19: an audio input is resampled to the model's rate and scaled to the range it expects: a 1 kHz sine recorded
+// at 44.1 kHz in 16-bit PCM, fed as int16-range samples at 16 kHz, is saved as fed.
+TEST(MediaInputs, WavIsResampledAndScaled) {
+  TempDir dir;
+  audio_model().save(dir / "m.onnx");
+  std::vector<float> tone;
+  for (int i = 0; i < 4410; ++i)
+    tone.push_back(static_cast<float>(0.5 * std::sin(2 * std::numbers::pi * 1000 * i / 44100.0)));
+  write_whole_file(dir / "tone.wav", wav_bytes(1, 16, 1, 44100, tone));
+  const CliResult r =
+      run_cli(dir, "run " + path(dir, "m.onnx") + " --input audio=" + path(dir, "tone.wav") +
+                       " --preprocess audio:rate=16000,scale=32768 --input sr=1 --save-inputs " + path(dir, "in"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const mpa::Tensor fed = mpa::read_npy(dir / "in" / "audio.npy");
+  ASSERT_EQ(fed.shape(), (mpa::Shape{1, 1600}));  // 100 ms at 16 kHz
+  const std::vector<double> v = fed.to_double_vector();
+  double max_error = 0;
+  for (size_t i = 320; i < 1280; ++i)  // the middle 60 ms, away from the file's edges
+    max_error = std::max(
+        max_error, std::abs(v[i] - 16384 * std::sin(2 * std::numbers::pi * 1000 * static_cast<double>(i) / 16000.0)));
+  EXPECT_LT(max_error, 1.5) << "int16 units";  // the file's 16-bit truncation, up to 1 (measured: 0.89)
+}
+
+TEST(MediaInputs, BadAudioOptionsAreOneLineNamingTheInputAndOption) {
+  TempDir dir;
+  audio_model().save(dir / "audio.onnx");
+  image_model().save(dir / "img.onnx");
+  write_whole_file(dir / "ok.wav", wav_bytes(1, 16, 1, 8000, {0.f, 0.5f}));
+  write_whole_file(dir / "ok.png", png_bytes(6, 4, 3, gradient(4, 6)));
+  const std::string run = "run " + path(dir, "audio.onnx") + " --input sr=8000 --input audio=" + path(dir, "ok.wav") +
+                          " --preprocess audio:";
+  for (const char* option : {"rate=0", "rate=abc", "rate=768001", "rate=-1"})
+    expect_clean_error(run_cli(dir, run + option), {"--preprocess audio", "bad rate", "1 to 768000"});
+  for (const char* option : {"scale=nan", "scale=inf", "scale=1e308/1e-308"})
+    expect_clean_error(run_cli(dir, run + option), {"--preprocess audio", "bad scale"});
+  expect_clean_error(run_cli(dir, run + "rate=16000,rate=16000"), {"--preprocess audio", "'rate' is given twice"});
+  expect_clean_error(run_cli(dir, run + "scale=2,scale=2"), {"--preprocess audio", "'scale' is given twice"});
+  expect_clean_error(run_cli(dir, run + "rate=4000,offset=2"),
+                     {"audio.onnx", "input 'audio'", "ok.wav", "offset 2 is past the end (1 frames at 4000 Hz)"});
+  expect_clean_error(run_cli(dir, run + "rate=50"), {"input 'audio'", "ok.wav", "8000 Hz", "rate=50", "factor of 128"});
+  // A 1.2 MB file asking for 76.8 million samples is refused before they are allocated.
+  write_whole_file(dir / "long.wav", wav_bytes(1, 16, 1, 6000, std::vector<float>(600000, 0.f)));
+  expect_clean_error(run_cli(dir, "run " + path(dir, "audio.onnx") + " --input sr=8000 --input audio=" +
+                                      path(dir, "long.wav") + " --preprocess audio:rate=768000"),
+                     {"input 'audio'", "long.wav", "rate=768000", "beyond the 67108864"});
+  expect_clean_error(run_cli(dir, "run " + path(dir, "img.onnx") + " --input image=" + path(dir, "ok.png") +
+                                      " --preprocess image:rate=16000"),
+                     {"input 'image'", "ok.png", "rate applies to audio"});
 }
