@@ -71,7 +71,8 @@ json page_data(const Report& r) {
     nodes.push_back(std::move(node));
   }
   return {{"model", r.model_path},       {"sha256", r.model_sha256}, {"tool", r.tool_version},
-          {"samples", r.config.samples}, {"reference", r.config.reference}, {"targets", targets},
+          {"samples", r.config.samples}, {"inputs", r.config.inputs_text()}, {"reference", r.config.reference},
+          {"targets", targets},
           {"nodes", nodes},              {"min_exp", probes::ExpHistogram::kMinExp}};
 }
 
@@ -192,7 +193,7 @@ $('head').addEventListener('click', e => { const k = e.target.dataset.key; if (!
 $('filter').addEventListener('input', rows);
 $('target').innerHTML = fmts.map(f => `<option${f === fmt ? ' selected' : ''}>${esc(f)}</option>`).join('');
 $('target').addEventListener('change', e => { fmt = e.target.value; render(); });
-$('model').textContent = `${D.model} · ${D.nodes.length} nodes · ${D.samples} sample(s) · reference ${D.reference} · mpaudit ${D.tool}`;
+$('model').textContent = `${D.model} · ${D.nodes.length} nodes · ${D.samples} sample(s) (${D.inputs}) · reference ${D.reference} · mpaudit ${D.tool}`;
 card(); render();
 const firstBad = byName.get(D.targets[fmt].first_unsafe); inspect(firstBad === undefined ? 0 : firstBad);
 document.body.dataset.renderMs = performance.now().toFixed(1);

@@ -124,6 +124,15 @@ InputSource InputSource::from_json(const json& j) {
   return s;
 }
 
+std::string Config::inputs_text() const {
+  if (input_sources.empty()) return inputs;
+  std::string text;
+  for (const InputSource& source : input_sources)
+    text += (text.empty() ? "" : "; ") + source.inputs + " (" + std::to_string(source.samples) + " of " +
+            std::to_string(source.total_samples) + ")";
+  return text;
+}
+
 std::vector<InputSource> Config::sources() const {
   if (!input_sources.empty()) return input_sources;
   return {InputSource{inputs, seed, samples, total_samples, sample_ranges}};

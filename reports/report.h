@@ -89,6 +89,9 @@ struct Config {
   std::vector<InputSource> input_sources;
   // input_sources, or the one source the other fields describe.
   std::vector<InputSource> sources() const;
+  // The inputs in one line for people: inputs, or each source with its samples ("samples from a/ (3 of 3);
+  // samples from b/ (2 of 2)").
+  std::string inputs_text() const;
   Thresholds thresholds;
   json to_json() const;
   static Config from_json(const json& j);

@@ -55,7 +55,7 @@ void model_facts(const ReportModel& model) {
   fact("nodes", std::to_string(model.node_count()) + " (" + std::to_string(op_types.size()) + " op types), opset " +
                     std::to_string(r.opset));
   fact("samples", std::to_string(r.config.samples) + (r.config.shard.empty() ? "" : " (shard " + r.config.shard + ")") +
-                      ", inputs: " + r.config.inputs);
+                      ", inputs: " + r.config.inputs_text());
   fact("reference", r.config.reference + ", accumulate " + r.config.accumulation + ", profile " + r.config.profile +
                         (r.config.fp8_scaling != "none" ? ", fp8 scaling " + r.config.fp8_scaling : ""));
   fact("report", model.path() + " (mpaudit " + r.tool_version + ")");

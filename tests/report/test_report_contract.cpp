@@ -560,6 +560,8 @@ TEST_F(ReportContract, ReportsOfDifferentInputFoldersMergeListingEverySource) {
   EXPECT_EQ(config["input_sources"][0]["sample_ranges"], nlohmann::json::parse("[[0, 3]]"));
   EXPECT_EQ(config["input_sources"][1]["inputs"], "samples from " + path("day2").string());
   EXPECT_EQ(config["input_sources"][1]["samples"], 2);
+  EXPECT_EQ(mpa::report::read_report(path("both.json").string()).config.inputs_text(),
+            "samples from " + path("day1").string() + " (3 of 3); samples from " + path("day2").string() + " (2 of 2)");
   // A merged report merges again, each sample still counted once.
   expect_one_line_error(merge({"both.json", "day2.json"}, "out.json"), "more than one report");
   ASSERT_EQ(merge({"day1_a.json", "day2.json"}, "partial.json").exit_code, 0);
