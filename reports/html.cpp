@@ -70,10 +70,15 @@ json page_data(const Report& r) {
     }
     nodes.push_back(std::move(node));
   }
-  return {{"model", r.model_path},       {"sha256", r.model_sha256}, {"tool", r.tool_version},
-          {"samples", r.config.samples}, {"inputs", r.config.inputs_text()}, {"reference", r.config.reference},
+  return {{"model", r.model_path},
+          {"sha256", r.model_sha256},
+          {"tool", r.tool_version},
+          {"samples", r.config.samples},
+          {"inputs", r.config.inputs_text()},
+          {"reference", r.config.reference},
           {"targets", targets},
-          {"nodes", nodes},              {"min_exp", probes::ExpHistogram::kMinExp}};
+          {"nodes", nodes},
+          {"min_exp", probes::ExpHistogram::kMinExp}};
 }
 
 // JSON inside a <script> element: "</" would end it, so every "<" is written as \u003c.
