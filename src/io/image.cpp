@@ -190,6 +190,10 @@ Tensor image_input(const std::string& bytes, const ValueInfo& declared, const Pr
   } else if (dw >= 0) {
     width = dw, height = std::max<int64_t>(1, std::llround(static_cast<double>(image.height) * dw / image.width));
   }
+  // The size given by resize= or the model is bounded as a file's own is, before anything is allocated.
+  if (!(width == 0 || static_cast<uint64_t>(height) <= kMaxImagePixels / static_cast<uint64_t>(width)))
+    fail(what + ": resizing to " + fmt_size(height, width) + " pixels, beyond the " + std::to_string(kMaxImagePixels) +
+         " an image input may have");
   image = resize_bilinear(image, height, width);
 
   Shape shape(static_cast<size_t>(g.rank), 1);
