@@ -99,6 +99,7 @@ Image decode_image(const std::string& bytes, int channels, const std::string& wh
   // The header first: its size is checked before any pixel is decoded (a 54-byte BMP can claim 16000x16000).
   if (!stbi_info_from_memory(data_in, size, &w, &h, &n))
     fail(what + ": cannot decode image (" + stbi_failure_reason() + "); JPEG, PNG and BMP are supported");
+  if (!(w > 0 && h > 0)) fail(what + ": image header claims " + fmt_size(h, w) + " pixels: an image has at least one");
   if (static_cast<uint64_t>(w) * static_cast<uint64_t>(h) > kMaxImagePixels)
     fail(what + ": image header claims " + fmt_size(h, w) + " pixels, beyond the " + std::to_string(kMaxImagePixels) +
          " an image input may have");
