@@ -1,10 +1,12 @@
 # The two commands: `make demo` and `make test`. Each installs what is missing, builds, and runs.
 BUILD ?= build
 SAN_BUILD ?= build-sanitize
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 60
 JOBS ?= $(shell nproc)
 PY := .venv/bin/python
 
-.PHONY: demo demo-training test test-sanitize deps build bench clean
+.PHONY: demo demo-training test test-sanitize fuzz deps build bench clean
 
 deps:
 	@bash scripts/install-deps.sh
@@ -46,8 +48,18 @@ test-sanitize: deps $(SAN_BUILD)/CMakeCache.txt
 	cmake --build $(SAN_BUILD) -j $(JOBS)
 	cd $(SAN_BUILD) && ASAN_OPTIONS=detect_leaks=0 ctest --output-on-failure -j $(JOBS) -L sanitize
 
+# libFuzzer targets (tests/fuzz) built with clang under ASan/UBSan, each run FUZZ_SECONDS from its seeds, two at a
+# time; a finding fails with the reproducer's path under $(FUZZ_BUILD)/artifacts (docs/fuzzing.md).
+$(FUZZ_BUILD)/CMakeCache.txt:
+	cmake -S . -B $(FUZZ_BUILD) -DCMAKE_CXX_COMPILER=clang++ -DMPA_FUZZ=ON -DBUILD_TESTING=OFF \
+	  -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only"
+
+fuzz: deps $(FUZZ_BUILD)/CMakeCache.txt
+	cmake --build $(FUZZ_BUILD) -j $(JOBS) -t fuzzers
+	tests/fuzz/run_fuzzers.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) 2
+
 bench: build
 	$(PY) bench/run_bench.py --mpaudit $(BUILD)/mpaudit
 
 clean:
-	rm -rf $(BUILD) $(SAN_BUILD)
+	rm -rf $(BUILD) $(SAN_BUILD) $(FUZZ_BUILD)

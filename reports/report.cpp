@@ -494,23 +494,34 @@ std::string serialize(const Report& report) {
 }
 
 Report read_report(const std::string& path, bool check_schema) {
-  const std::string text = read_file_bytes(path, uint64_t{4} << 30);
+  return parse_report(read_file_bytes(path, uint64_t{4} << 30), path, check_schema);
+}
+
+Report parse_report(const std::string& text, const std::string& what, bool check_schema) {
   json j;
   try {
     j = json::parse(text);
   } catch (const json::exception& e) {
-    fail(path + ": not JSON: " + e.what());
+    fail(what + ": not JSON: " + e.what());
   }
   // A report of the current schema is checked against it first, so that a corrupt one is refused naming the
   // field (a count of 2^64 - 1, negative or fractional) instead of being merged into wrong figures.
   if (check_schema && j.is_object() && j.value("schema", "") == kSchema)
     if (const std::string violation = schema_violation(j); !violation.empty())
-      fail(path + ": not a valid mpaudit report: " + violation);
+      fail(what + ": not a valid mpaudit report: " + violation);
   try {
     return from_json(j);
   } catch (const Error& e) {
-    fail(path + ": " + e.what());
+    fail(what + ": " + e.what());
   }
+}
+
+std::vector<std::string> graph_outputs(const Report& report) {
+  std::vector<std::string> outputs;
+  for (const auto& s : report.summary)
+    for (const auto& o : s.second.outputs)
+      if (std::find(outputs.begin(), outputs.end(), o.name) == outputs.end()) outputs.push_back(o.name);
+  return outputs;
 }
 
 void write_report(const std::string& path, const Report& report) { write_file_atomic(path, serialize(report)); }

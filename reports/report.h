@@ -249,6 +249,12 @@ std::string serialize(const Report& report);  // deterministic text, 1-space ind
 // `check_schema`: a report of the current schema is validated against it first (merge: a corrupt shard is
 // refused naming the field, not summed into wrong figures).
 Report read_report(const std::string& path, bool check_schema = false);
+// The same from a report's text; `what` names its source in messages.
+Report parse_report(const std::string& text, const std::string& what, bool check_schema = false);
+// The graph outputs as the report's summary lists them: in graph order, which a re-evaluated summary must keep
+// so that a merge of shards is byte-identical to an audit of the whole set. A report of no sample (a shard of a
+// set smaller than the shard count) lists none.
+std::vector<std::string> graph_outputs(const Report& report);
 void write_report(const std::string& path, const Report& report);  // atomic
 
 }  // namespace mpa::report

@@ -12,6 +12,7 @@ APT_PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libimgui-dev libglfw3-dev libgl-dev libstb-dev libsamplerate0-dev xvfb xauth
   libxml2-utils chromium
+  clang libclang-rt-dev libomp-dev
 )
 
 missing=()

@@ -1,5 +1,3 @@
-#include <algorithm>
-
 #include "audit/verdict.h"
 #include "cli/arg_groups.h"
 #include "cli/commands.h"
@@ -20,23 +18,12 @@ struct MergeArgs {
   double progress_every = Progress::kLinePeriod;
 };
 
-// The graph outputs, as a report's summary lists them: in graph order, which the re-evaluated summary
-// must keep so that a merge of shards is byte-identical to an audit of the whole set. A report of no
-// sample (a shard of a set smaller than the shard count) lists none.
-std::vector<std::string> graph_outputs(const report::Report& r) {
-  std::vector<std::string> outs;
-  for (const auto& s : r.summary)
-    for (const auto& o : s.second.outputs)
-      if (std::find(outs.begin(), outs.end(), o.name) == outs.end()) outs.push_back(o.name);
-  return outs;
-}
-
 int merge(const MergeArgs& args) {
   require(args.reports.size() >= 2, "merge needs at least two reports");
   check_can_write(args.output);
   if (!args.junit_path.empty()) check_can_write(args.junit_path);
   report::Report merged = report::read_report(args.reports.front(), true);
-  std::vector<std::string> outputs = graph_outputs(merged);
+  std::vector<std::string> outputs = report::graph_outputs(merged);
   Progress progress(!args.quiet, "merge", "reports", args.progress_every);
   const int64_t total = static_cast<int64_t>(args.reports.size());
   progress.show(1, total);
@@ -44,7 +31,7 @@ int merge(const MergeArgs& args) {
     progress.show(static_cast<int64_t>(i) + 1, total);
     try {
       const report::Report next = report::read_report(args.reports[i], true);
-      if (outputs.empty()) outputs = graph_outputs(next);
+      if (outputs.empty()) outputs = report::graph_outputs(next);
       merged.merge(next);
     } catch (const Error& e) {
       const std::string message = e.what();

@@ -100,6 +100,7 @@ Image decode_image(const std::string& bytes, int channels, const std::string& wh
   // The header first: its size is checked before any pixel is decoded (a 54-byte BMP can claim 16000x16000).
   if (!stbi_info_from_memory(data_in, size, &w, &h, &n))
     fail(what + ": cannot decode image (" + stbi_failure_reason() + "); JPEG, PNG and BMP are supported");
+  if (!(w > 0 && h > 0)) fail(what + ": image header claims " + fmt_size(h, w) + " pixels: an image has at least one");
   if (static_cast<uint64_t>(w) * static_cast<uint64_t>(h) > kMaxImagePixels)
     fail(what + ": image header claims " + fmt_size(h, w) + " pixels, beyond the " + std::to_string(kMaxImagePixels) +
          " an image input may have");
@@ -195,7 +196,11 @@ Tensor image_input(const std::string& bytes, const ValueInfo& declared, const Pr
   } else if (dw >= 0) {
     width = dw, height = std::max<int64_t>(1, std::llround(static_cast<double>(image.height) * dw / image.width));
   }
-  // The resized pixels and the tensor made of them: a resize= of 100000x100000 is refused here, not allocated.
+  // The size given by resize= or the model is bounded as a file's own is, before anything is allocated.
+  if (!(width == 0 || static_cast<uint64_t>(height) <= kMaxImagePixels / static_cast<uint64_t>(width)))
+    fail(what + ": resizing to " + fmt_size(height, width) + " pixels, beyond the " + std::to_string(kMaxImagePixels) +
+         " an image input may have");
+  // The resized pixels and the tensor made of them must also fit the memory budget.
   memory_budget::require(what + ": an image of " + fmt_size(height, width) + " pixels",
                          tensor_bytes(DType::Float32, {2, height, width, channels}));
   image = resize_bilinear(image, height, width);

@@ -14,8 +14,9 @@
 
 // On the host, loops over these functions vectorise through glibc's libmvec (same functions, 4/8/16 lanes,
 // within a float ulp or two of the scalar ones; docs/numerics.md), declared here as GCC's math headers do
-// only under -ffast-math. Needs -fno-math-errno, which the build sets.
-#if !defined(__CUDACC__) && defined(__x86_64__) && defined(__GLIBC__)
+// only under -ffast-math. Needs -fno-math-errno, which the build sets. GCC's attribute: clang (the fuzz build)
+// does not know it.
+#if !defined(__CUDACC__) && !defined(__clang__) && defined(__x86_64__) && defined(__GLIBC__)
 extern "C" {
 __attribute__((__simd__("notinbranch"))) float expf(float) noexcept;
 __attribute__((__simd__("notinbranch"))) float logf(float) noexcept;

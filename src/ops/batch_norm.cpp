@@ -26,7 +26,9 @@ class BatchNormalizationOp : public OpKernel {
     const Tensor& x = ctx.input(0);
     const std::string who = ctx.node().label();
     const Tensor &scale_t = ctx.input(1), &bias_t = ctx.input(2), &mean_t = ctx.input(3), &var_t = ctx.input(4);
-    const auto [N, C, S] = batch_norm_channels(who, x, spatial_, {&scale_t, &bias_t, &mean_t, &var_t});
+    // Plain variables, not structured bindings: clang 14 (the fuzz build) cannot capture those in the lambdas below.
+    const ChannelSplit channels = batch_norm_channels(who, x, spatial_, {&scale_t, &bias_t, &mean_t, &var_t});
+    const int64_t N = channels.N, C = channels.C, S = channels.S;
     bool training = training_attr_;
     if (opset_ < 14) {
       for (size_t i = 1; i < ctx.num_outputs(); ++i) training = training || ctx.output_requested(i);

@@ -82,7 +82,9 @@ Session::Session(std::shared_ptr<const Graph> graph, SessionOptions options)
       own_kernels_(requested_->kernel_table() != host_->kernel_table()) {
   config_ = config_for(options_.precision, options_.accumulation, options_.profile, options_.threads);
   for (const auto& [name, format] : options_.node_precision) {
-    const bool known = std::any_of(graph_->nodes.begin(), graph_->nodes.end(), [&](const Node& n) { return n.name == name; });
+    // An init-capture: clang 14 (the fuzz build) cannot capture the structured binding itself.
+    const bool known = std::any_of(graph_->nodes.begin(), graph_->nodes.end(),
+                                   [&wanted = name](const Node& n) { return n.name == wanted; });
     if (!(known)) fail("no node named '" + name + "' to set the precision of");
     if (!((format == Format::FP64) == (options_.precision == Format::FP64)))
       fail("fp64 runs the whole graph: it cannot be mixed with other formats (node '" + name + "')");

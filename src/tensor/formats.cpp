@@ -5,6 +5,7 @@
 #include <string>
 
 #if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
 #include <immintrin.h>
 #define MPA_X86_DISPATCH 1
 #endif
@@ -110,10 +111,16 @@ __attribute__((target("avx2,f16c"))) void round_to_half_f16c(float* data, int64_
   for (; i < n; ++i) data[i] = half_to_float(float_to_half(data[i]));
 }
 
+// F16C read from CPUID (leaf 1, ECX): clang 14's __builtin_cpu_supports (the fuzz build) does not know the name.
+bool cpu_has_f16c() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  return __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C) != 0;
+}
+
 ConversionPath detect_conversion_path() {
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("f16c")) return ConversionPath::Avx512;
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c")) return ConversionPath::Avx2;
+  if (__builtin_cpu_supports("avx512f") && cpu_has_f16c()) return ConversionPath::Avx512;
+  if (__builtin_cpu_supports("avx2") && cpu_has_f16c()) return ConversionPath::Avx2;
   return ConversionPath::Scalar;
 }
 #else
