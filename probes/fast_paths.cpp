@@ -4,7 +4,9 @@
 // they are inlined; the header's lines are where those warnings point, so they are silenced there only.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wuninitialized"
+#if !defined(__clang__)  // a GCC warning; clang (the fuzz build) knows no such group
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include <immintrin.h>
 #pragma GCC diagnostic pop
 
@@ -14,11 +16,13 @@
 #include <tuple>
 #include <utility>
 
+#include "common/compiler.h"
+
 // Reductions may reassociate and assume finite values (the callers check: so they vectorise), and each kernel is cloned for AVX-512 and AVX2 with the
 // best clone picked at load time; the default clone serves any x86-64.
-#define MPA_VECTOR_REDUCTION                                                              \
-  __attribute__((optimize("associative-math,no-signed-zeros,no-trapping-math,finite-math-only"),          \
-                 target_clones("avx512f", "avx2", "default")))
+#define MPA_VECTOR_REDUCTION                                                             \
+  MPA_GCC_OPTIMIZE("associative-math,no-signed-zeros,no-trapping-math,finite-math-only") \
+  __attribute__((target_clones("avx512f", "avx2", "default")))
 #define MPA_VECTOR_LOOP __attribute__((target_clones("avx512f", "avx2", "default")))
 
 namespace mpa::probes::fast {
@@ -37,10 +41,9 @@ namespace {
 // magnitude, the reciprocal of the relative-error floor, the mismatch tolerance, the format's spacing, its
 // square) are computed once per element for all targets.
 template <int Count>
-__attribute__((always_inline,
-               optimize("associative-math,no-signed-zeros,no-trapping-math,finite-math-only"))) inline void
-divergences_of(const float* r, const float* const* targets, int64_t n, const Divergence::Params& p,
-               Divergence::Chunk* chunks) {
+__attribute__((always_inline))
+MPA_GCC_OPTIMIZE("associative-math,no-signed-zeros,no-trapping-math,finite-math-only") inline void divergences_of(
+    const float* r, const float* const* targets, int64_t n, const Divergence::Params& p, Divergence::Chunk* chunks) {
   // err/spacing is err times the spacing's exact reciprocal, a power of two built from the exponent bits.
   const uint64_t min_normal_bits = __builtin_bit_cast(uint64_t, std::ldexp(1.0, p.min_exponent));
   const double two_m = std::ldexp(1.0, p.mantissa_bits);

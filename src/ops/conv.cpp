@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "backends/cpu/gemm.h"
+#include "common/compiler.h"
 #include "ops/compute_buffer.h"
 #include "ops/conv_geometry.h"
 
@@ -13,20 +14,12 @@ namespace mpa {
 
 namespace {
 
-// A GCC optimiser option; clang (the fuzz build) has no per-function equivalent and goes without: speed only.
-#if defined(__clang__)
-#define MPA_NO_LIBRARY_CALL_LOOPS
-#else
-#define MPA_NO_LIBRARY_CALL_LOOPS __attribute__((optimize("no-tree-loop-distribute-patterns")))
-#endif
-
 // im2col for 2-D windows: one pass per (channel, ky, kx) over the band's output rows, column ranges per
 // kx precomputed, element loops instead of memcpy/memset calls (rows are often a few dozen floats, where
 // the library calls cost more than the copy).
 template <class Acc>
-MPA_NO_LIBRARY_CALL_LOOPS void im2col_2d(const Acc* x, const WindowGeometry& g,
-                                                                             int64_t channels, Acc* col,
-                                                                             int64_t row_begin, int64_t row_end) {
+MPA_GCC_OPTIMIZE("no-tree-loop-distribute-patterns")
+void im2col_2d(const Acc* x, const WindowGeometry& g, int64_t channels, Acc* col, int64_t row_begin, int64_t row_end) {
   const int64_t H = g.in[0], W = g.in[1], OW = g.out[1], KH = g.kernel[0], KW = g.kernel[1];
   const int64_t sh = g.stride[0], sw = g.stride[1], dh = g.dilation[0], dw = g.dilation[1];
   const int64_t band = (row_end - row_begin) * OW;

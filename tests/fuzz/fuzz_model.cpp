@@ -22,7 +22,8 @@ const std::filesystem::path& empty_model_folder() {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   mpa::fuzz::refusing_bad_input([&] {
-    const mpa::Model model = mpa::load_model_from_bytes(mpa::fuzz::as_string(data, size), empty_model_folder(), "fuzz.onnx");
+    const mpa::Model model =
+        mpa::load_model_from_bytes(mpa::fuzz::as_string(data, size), empty_model_folder(), "fuzz.onnx");
     const mpa::Session session(model.graph);
   });
   return 0;

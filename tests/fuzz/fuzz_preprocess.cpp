@@ -10,16 +10,19 @@ namespace {
 // 16-bit PCM, mono, 16 kHz, 8 frames.
 std::string tiny_wav() {
   std::string wav;
-  auto u32 = [&](uint32_t v) { for (int i = 0; i < 4; ++i) wav += static_cast<char>(v >> (8 * i)); };
-  auto u16 = [&](uint16_t v) { for (int i = 0; i < 2; ++i) wav += static_cast<char>(v >> (8 * i)); };
+  auto little_endian = [&](uint32_t value, int bytes) {
+    for (int i = 0; i < bytes; ++i) wav += static_cast<char>(value >> (8 * i));
+  };
   const uint32_t frames = 8;
   wav += "RIFF";
-  u32(36 + 2 * frames);
+  little_endian(36 + 2 * frames, 4);
   wav += "WAVEfmt ";
-  u32(16), u16(1), u16(1), u32(16000), u32(32000), u16(2), u16(16);
+  // Its size, PCM, 1 channel, 16 kHz, bytes per second, bytes per frame, bits per sample.
+  const std::pair<uint32_t, int> format[] = {{16, 4}, {1, 2}, {1, 2}, {16000, 4}, {32000, 4}, {2, 2}, {16, 2}};
+  for (const auto& [value, bytes] : format) little_endian(value, bytes);
   wav += "data";
-  u32(2 * frames);
-  for (uint32_t i = 0; i < frames; ++i) u16(static_cast<uint16_t>(i * 4000));
+  little_endian(2 * frames, 4);
+  for (uint32_t i = 0; i < frames; ++i) little_endian(i * 4000, 2);
   return wav;
 }
 
@@ -35,7 +38,8 @@ bool large_but_allowed(const mpa::Preprocess& options) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const std::string ppm = std::string("P6\n2 2\n255\n") + std::string(12, '\x80'), wav = tiny_wav();
-  static const mpa::ValueInfo image = mpa::fuzz::declared_input("image", 1), audio = mpa::fuzz::declared_input("audio", 1);
+  static const mpa::ValueInfo image = mpa::fuzz::declared_input("image", 1),
+                              audio = mpa::fuzz::declared_input("audio", 1);
   mpa::fuzz::refusing_bad_input([&] {
     const mpa::Preprocess options = mpa::parse_preprocess(mpa::fuzz::as_string(data, size), "--preprocess x");
     if (!large_but_allowed(options))

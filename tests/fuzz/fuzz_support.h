@@ -31,7 +31,8 @@ void refusing_bad_input(F&& entry_point) {
 inline std::filesystem::path input_file(const std::string& bytes, const std::string& extension) {
   static const std::filesystem::path path =
       std::filesystem::temp_directory_path() / ("mpaudit-fuzz-" + std::to_string(getpid()) + extension);
-  std::ofstream(path, std::ios::binary | std::ios::trunc).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  std::ofstream(path, std::ios::binary | std::ios::trunc)
+      .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   return path;
 }
 
