@@ -10,12 +10,9 @@ namespace {
 
 // External data must resolve inside the model's folder: an empty one, so that every reference is refused.
 const std::filesystem::path& empty_model_folder() {
-  static const std::filesystem::path folder = [] {
-    const auto path = std::filesystem::temp_directory_path() / ("mpaudit-fuzz-model-" + std::to_string(getpid()));
-    std::filesystem::create_directories(path);
-    return path;
-  }();
-  return folder;
+  static const mpa::fuzz::TemporaryPath folder("mpaudit-fuzz-model");
+  std::filesystem::create_directories(folder.path);
+  return folder.path;
 }
 
 }  // namespace

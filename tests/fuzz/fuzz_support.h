@@ -26,14 +26,24 @@ void refusing_bad_input(F&& entry_point) {
   }
 }
 
+// A file or folder of the fuzz process, removed when it ends normally (libFuzzer's time limit included).
+struct TemporaryPath {
+  std::filesystem::path path;
+  explicit TemporaryPath(const std::string& name, const std::string& extension = "")
+      : path(std::filesystem::temp_directory_path() / (name + "-" + std::to_string(getpid()) + extension)) {}
+  ~TemporaryPath() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path, ignored);
+  }
+};
+
 // For entry points that read a file by path as the CLI calls them (libzip opens .npz files by name): one file
 // per process in the temporary folder, rewritten with every input.
 inline std::filesystem::path input_file(const std::string& bytes, const std::string& extension) {
-  static const std::filesystem::path path =
-      std::filesystem::temp_directory_path() / ("mpaudit-fuzz-" + std::to_string(getpid()) + extension);
-  std::ofstream(path, std::ios::binary | std::ios::trunc)
+  static const TemporaryPath file("mpaudit-fuzz-input", extension);
+  std::ofstream(file.path, std::ios::binary | std::ios::trunc)
       .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  return path;
+  return file.path;
 }
 
 // A graph input as a model declares it (elem_type: the ONNX type id); without dims it declares no shape.
