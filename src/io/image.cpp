@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <cstring>
 #include <memory>
 #include <tuple>
 
@@ -51,6 +52,15 @@ Geometry geometry_of(const ValueInfo& declared, const Shape& dims, Preprocess::L
 
 }  // namespace
 
+std::string image_format_of(const std::string& bytes) {
+  const auto starts = [&](const char* magic) { return bytes.compare(0, std::strlen(magic), magic) == 0; };
+  if (starts("\xFF\xD8\xFF")) return "JPEG";
+  if (starts("\x89PNG\r\n\x1A\n")) return "PNG";
+  if (starts("BM")) return "BMP";
+  if (starts("P5") || starts("P6")) return "PNM";
+  return "";
+}
+
 namespace {
 
 uint32_t little_endian_u32(const std::string& bytes, size_t at) {
@@ -63,17 +73,15 @@ uint32_t little_endian_u32(const std::string& bytes, size_t at) {
 // without its end-of-image marker, a BMP or binary PNM shorter than its header's pixel array. PNG's own
 // checksums make its decoder fail on a truncated file.
 void require_complete(const std::string& bytes, int w, int h, const std::string& what) {
-  const auto starts = [&](const char* magic, size_t n) {
-    return bytes.size() >= n && bytes.compare(0, n, magic, n) == 0;
-  };
+  const std::string format = image_format_of(bytes);
   const uint64_t pixels = static_cast<uint64_t>(w) * static_cast<uint64_t>(h);
-  if (starts("\xFF\xD8", 2)) {
+  if (format == "JPEG") {
     // The last scan must end: an end-of-image marker after the last start-of-scan (an EXIF thumbnail's own
     // markers come earlier; bytes a camera appends after the end are fine).
     const size_t scan = bytes.rfind("\xFF\xDA"), end = bytes.rfind("\xFF\xD9");
     if (scan == std::string::npos || end == std::string::npos || end < scan)
       fail(what + ": truncated JPEG (its last scan has no end-of-image marker)");
-  } else if (starts("BM", 2) && bytes.size() >= 34) {
+  } else if (format == "BMP" && bytes.size() >= 34) {
     const uint32_t offset = little_endian_u32(bytes, 10);
     const uint32_t bits = static_cast<unsigned char>(bytes[28]) | static_cast<unsigned char>(bytes[29]) << 8;
     const uint32_t compression = little_endian_u32(bytes, 30);
@@ -81,7 +89,7 @@ void require_complete(const std::string& bytes, int w, int h, const std::string&
     if (compression == 0 && offset + row * static_cast<uint64_t>(h) > bytes.size())
       fail(what + ": truncated BMP (" + std::to_string(bytes.size()) + " bytes, its header needs " +
            std::to_string(offset + row * static_cast<uint64_t>(h)) + ")");
-  } else if (starts("P5", 2) || starts("P6", 2)) {
+  } else if (format == "PNM") {
     const uint64_t samples = pixels * (bytes[1] == '6' ? 3 : 1);
     if (samples > bytes.size())
       fail(what + ": truncated PNM (" + std::to_string(bytes.size()) + " bytes for " + std::to_string(samples) +
@@ -93,6 +101,7 @@ void require_complete(const std::string& bytes, int w, int h, const std::string&
 
 Image decode_image(const std::string& bytes, int channels, const std::string& what) {
   if (!(!bytes.empty())) fail(what + ": empty file");
+  if (image_format_of(bytes).empty()) fail(what + ": not a JPEG, PNG, BMP or binary PNM (P5/P6) image");
   if (!(bytes.size() <= static_cast<size_t>(INT_MAX))) fail(what + ": image file too large");
   const auto* data_in = reinterpret_cast<const stbi_uc*>(bytes.data());
   const int size = static_cast<int>(bytes.size());

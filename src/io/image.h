@@ -16,9 +16,12 @@ struct Image {
   std::vector<float> pixels;                    // HWC, 0..255
 };
 
-// Decodes bytes; `channels` 0 keeps the file's own, else 1, 3 or 4 (stb_image converts). `what` names the source.
+// The image format the first bytes announce: "JPEG", "PNG", "BMP" or "PNM" (binary P5/P6), the formats
+// decode_image reads; "" for anything else (stb_image's GIF, PSD, TGA, HDR and PIC decoders stay unreached).
+std::string image_format_of(const std::string& bytes);
 // The most pixels an image input may have (README, Limits): checked from the header, before decoding.
 inline constexpr uint64_t kMaxImagePixels = uint64_t{1} << 26;
+// Decodes bytes; `channels` 0 keeps the file's own, else 1, 3 or 4 (stb_image converts). `what` names the source.
 Image decode_image(const std::string& bytes, int channels, const std::string& what);
 
 // Bilinear resize with half-pixel centres (OpenCV INTER_LINEAR without antialiasing).

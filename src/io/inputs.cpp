@@ -59,12 +59,9 @@ std::string content_kind(const std::string& file) {
   const auto starts = [&](const char* magic, size_t at = 0) {
     return bytes.compare(at, std::strlen(magic), magic) == 0;
   };
+  if (const std::string image = image_format_of(bytes); !image.empty()) return "a " + image + " image";
   if (starts("\x93NUMPY")) return "a NumPy array (.npy)";
-  if (starts("\xFF\xD8\xFF")) return "a JPEG image";
-  if (starts("\x89PNG\r\n\x1A\n")) return "a PNG image";
-  if (starts("BM")) return "a BMP image";
   if (starts("RIFF") && starts("WAVE", 8)) return "a WAV file";
-  if (starts("P5") || starts("P6") || starts("P2") || starts("P3")) return "a PNM image";
   if (starts("PK\x03\x04")) return "a zip archive (.npz?)";
   return "";
 }

@@ -140,7 +140,7 @@ TEST(MediaInputs, BadInputsAreOneLineNamingTheInputAndFile) {
   write_whole_file(dir / "ok.wav", wav_bytes(1, 16, 1, 8000, {0.f, 0.5f}));
   write_whole_file(dir / "notes.txt", "hello");
   expect_clean_error(run_cli(dir, "run " + img + " --input image=" + path(dir, "fake.png")),
-                     {"img.onnx", "input 'image'", "fake.png", "cannot decode image"});
+                     {"img.onnx", "input 'image'", "fake.png", "not a JPEG, PNG, BMP or binary PNM"});
   expect_clean_error(run_cli(dir, "run " + img + " --input image=" + path(dir, "missing.jpg")),
                      {"input 'image'", "missing.jpg", "no such file"});
   expect_clean_error(run_cli(dir, "run " + img + " --input image=" + path(dir, "ok.png") + " --preprocess image:resize=9x9"),

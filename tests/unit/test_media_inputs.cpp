@@ -125,10 +125,15 @@ TEST(Image, DecodesBmpAndPngExactly) {
     EXPECT_EQ(image.pixels, std::vector<float>(pixels.begin(), pixels.end()));
   }
   expect_error([] { decode_image("not an image at all", 3, "input 'x' (a.png)"); },
-               {"input 'x' (a.png)", "cannot decode image"});
+               {"input 'x' (a.png)", "not a JPEG, PNG, BMP or binary PNM"});
+  // Formats stb_image would read beyond those four are not decoded at all.
+  expect_error([] { decode_image("GIF89a\x01\x00\x01\x00\x00\x00\x00", 3, "input 'x' (a.png)"); },
+               {"input 'x' (a.png)", "not a JPEG, PNG, BMP or binary PNM"});
   // A header whose size fields are text: refused by the size it claims, before any decoding.
-  expect_error([] { decode_image("GIF89a not really", 3, "input 'x' (a.png)"); },
+  expect_error([] { decode_image("P6 99999 99999 255 not really", 3, "input 'x' (a.png)"); },
                {"input 'x' (a.png)", "header claims"});
+  expect_error([] { decode_image(png_bytes(2, 4, 3, std::vector<uint8_t>(24, 7)).substr(0, 30), 3, "a.png"); },
+               {"a.png", "cannot decode image"});
   expect_error([] { decode_image("", 3, "input 'x' (a.png)"); }, {"empty file"});
 }
 
