@@ -12,9 +12,17 @@
 #include <string>
 
 #include "common/error.h"
+#include "common/memory_budget.h"
 #include "model/graph.h"
 
 namespace mpa::fuzz {
+
+// The memory budget the CLI applies (--max-memory), set below libFuzzer's -malloc_limit_mb: a size the budget
+// checks is refused with an Error, as on the command line; one it misses still trips libFuzzer's limit.
+inline const bool budget_set = [] {
+  memory_budget::set_limit(int64_t{1} << 30);
+  return true;
+}();
 
 inline std::string as_string(const uint8_t* data, size_t size) { return {reinterpret_cast<const char*>(data), size}; }
 
