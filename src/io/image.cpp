@@ -86,7 +86,9 @@ void require_complete(const std::string& bytes, int w, int h, const std::string&
     const uint32_t bits = static_cast<unsigned char>(bytes[28]) | static_cast<unsigned char>(bytes[29]) << 8;
     const uint32_t compression = little_endian_u32(bytes, 30);
     const uint64_t row = (static_cast<uint64_t>(w) * bits + 31) / 32 * 4;
-    if (compression == 0 && offset + row * static_cast<uint64_t>(h) > bytes.size())
+    // stb_image refuses run-length encoding (1, 2) and reads every other value as uncompressed rows.
+    const bool run_length = compression == 1 || compression == 2;
+    if (!run_length && offset + row * static_cast<uint64_t>(h) > bytes.size())
       fail(what + ": truncated BMP (" + std::to_string(bytes.size()) + " bytes, its header needs " +
            std::to_string(offset + row * static_cast<uint64_t>(h)) + ")");
   } else if (format == "PNM") {

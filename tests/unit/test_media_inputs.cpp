@@ -135,6 +135,12 @@ TEST(Image, DecodesBmpAndPngExactly) {
   expect_error([] { decode_image(png_bytes(2, 4, 3, std::vector<uint8_t>(24, 7)).substr(0, 30), 3, "a.png"); },
                {"a.png", "cannot decode image"});
   expect_error([] { decode_image("", 3, "input 'x' (a.png)"); }, {"empty file"});
+  // A BMP header naming a compression stb_image does not know (it reads the rows as uncompressed) is held to
+  // its rows' size like an uncompressed one: 123 bytes claiming 16776966x4 pixels (found by the image fuzzer).
+  std::string bogus = bmp_bytes(2, 2, std::vector<uint8_t>(12, 9));
+  for (int i = 0; i < 4; ++i) bogus[18 + i] = static_cast<char>((16776966 >> (8 * i)) & 0xFF);
+  bogus[30] = '\x00', bogus[31] = '\x00', bogus[32] = '\xFF', bogus[33] = '\xD9';
+  expect_error([&] { decode_image(bogus, 3, "b.bmp"); }, {"b.bmp", "truncated BMP"});
 }
 
 TEST(Image, BilinearResizeUsesHalfPixelCentres) {
