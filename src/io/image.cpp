@@ -72,8 +72,7 @@ uint32_t little_endian_u32(const std::string& bytes, size_t at) {
 // Refuses data that ends before the image does, which the decoder would fill with made-up pixels: a JPEG
 // without its end-of-image marker, a BMP or binary PNM shorter than its header's pixel array. PNG's own
 // checksums make its decoder fail on a truncated file.
-void require_complete(const std::string& bytes, int w, int h, const std::string& what) {
-  const std::string format = image_format_of(bytes);
+void require_complete(const std::string& bytes, const std::string& format, int w, int h, const std::string& what) {
   const uint64_t pixels = static_cast<uint64_t>(w) * static_cast<uint64_t>(h);
   if (format == "JPEG") {
     // The last scan must end: an end-of-image marker after the last start-of-scan (an EXIF thumbnail's own
@@ -103,7 +102,8 @@ void require_complete(const std::string& bytes, int w, int h, const std::string&
 
 Image decode_image(const std::string& bytes, int channels, const std::string& what) {
   if (!(!bytes.empty())) fail(what + ": empty file");
-  if (image_format_of(bytes).empty()) fail(what + ": not a JPEG, PNG, BMP or binary PNM (P5/P6) image");
+  const std::string format = image_format_of(bytes);
+  if (format.empty()) fail(what + ": not a JPEG, PNG, BMP or binary PNM (P5/P6) image");
   if (!(bytes.size() <= static_cast<size_t>(INT_MAX))) fail(what + ": image file too large");
   const auto* data_in = reinterpret_cast<const stbi_uc*>(bytes.data());
   const int size = static_cast<int>(bytes.size());
@@ -115,7 +115,7 @@ Image decode_image(const std::string& bytes, int channels, const std::string& wh
   if (static_cast<uint64_t>(w) * static_cast<uint64_t>(h) > kMaxImagePixels)
     fail(what + ": image header claims " + fmt_size(h, w) + " pixels, beyond the " + std::to_string(kMaxImagePixels) +
          " an image input may have");
-  require_complete(bytes, w, h, what);
+  require_complete(bytes, format, w, h, what);
   // The decoder's bytes and their float copy (Image::pixels), before either exists.
   const uint64_t decoded_channels = channels ? channels : n;
   memory_budget::require(what + ": decoding its " + fmt_size(h, w) + " pixels",

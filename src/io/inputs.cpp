@@ -51,11 +51,7 @@ constexpr uint64_t kMaxMediaBytes = uint64_t{1} << 31;
 
 // What a file holds, told by its first bytes ("" when none of the kinds below): the readers go by the
 // extension, the image decoder by the content, so a file whose content another extension names is refused.
-std::string content_kind(const std::string& file) {
-  std::ifstream in(file, std::ios::binary);
-  char head[12] = {};
-  in.read(head, sizeof head);
-  const std::string bytes(head, static_cast<size_t>(in.gcount()));
+std::string content_kind(const std::string& bytes) {
   const auto starts = [&](const char* magic, size_t at = 0) {
     return bytes.compare(at, std::strlen(magic), magic) == 0;
   };
@@ -76,10 +72,19 @@ std::string extension_kind(const std::string& ext) {
   return "";
 }
 
-void require_content_matches(const std::string& file, const std::string& ext, const std::string& what) {
+// The first bytes of a file that is read by a streaming reader (.npy), enough for content_kind().
+std::string file_head(const std::string& file) {
+  std::ifstream in(file, std::ios::binary);
+  char head[12] = {};
+  in.read(head, sizeof head);
+  return std::string(head, static_cast<size_t>(in.gcount()));
+}
+
+// `bytes`: the file's content, or at least its first 12 bytes.
+void require_content_matches(const std::string& bytes, const std::string& ext, const std::string& what) {
   const std::string promised = extension_kind(ext);
   if (promised.empty()) return;
-  const std::string found = content_kind(file);
+  const std::string found = content_kind(bytes);
   if (!(found.empty() || found == promised))
     fail(what + ": the file holds " + found + ", not " + promised + " as its extension '" + ext + "' says");
 }
@@ -163,12 +168,15 @@ Tensor read_input_value(const ValueInfo& declared, const std::string& text, cons
     if (!(media || preprocess == nullptr))
       fail("input '" + declared.name +
            "': --preprocess applies to images (.jpg, .jpeg, .png, .bmp) and .wav files, not to '" + text + "'");
-    if (media || ext == ".npy") require_content_matches(text, ext, what);
+    if (ext == ".npy") require_content_matches(file_head(text), ext, what);
     if (ext == ".npy" || ext == ".pb") return read_tensor_file(text);
-    const Preprocess none;
-    if (is_image_extension(ext))
-      return image_input(read_file_bytes(text, kMaxMediaBytes), declared, preprocess ? *preprocess : none, what);
-    if (ext == ".wav") return audio_input(read_file_bytes(text, kMaxMediaBytes), declared, preprocess ? *preprocess : none, what);
+    if (media) {
+      const std::string bytes = read_file_bytes(text, kMaxMediaBytes);
+      require_content_matches(bytes, ext, what);
+      const Preprocess none;
+      const Preprocess& options = preprocess ? *preprocess : none;
+      return ext == ".wav" ? audio_input(bytes, declared, options, what) : image_input(bytes, declared, options, what);
+    }
     if (auto scalar = parse_scalar_input(declared, text, what)) return *scalar;
     std::error_code ec;
     if (!(!fs::exists(text, ec)))
