@@ -1,6 +1,7 @@
 #include "io/image.h"
 
 #include <stb_image.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <climits>
@@ -69,9 +70,83 @@ uint32_t little_endian_u32(const std::string& bytes, size_t at) {
   return v;
 }
 
+uint32_t big_endian_u32(const std::string& bytes, size_t at) {
+  uint32_t v = 0;
+  for (size_t i = 0; i < 4; ++i) v = v << 8 | static_cast<unsigned char>(bytes[at + i]);
+  return v;
+}
+
+// Bytes a PNG's image data inflates to: each row of each interlace pass carries a filter byte.
+uint64_t png_raw_size(uint64_t w, uint64_t h, uint64_t bits_per_pixel, bool adam7) {
+  const auto rows_bytes = [&](uint64_t cols, uint64_t rows) {
+    return cols == 0 ? 0 : rows * (1 + (cols * bits_per_pixel + 7) / 8);
+  };
+  if (!adam7) return rows_bytes(w, h);
+  static const int kPass[7][4] = {{0, 0, 8, 8}, {4, 0, 8, 8}, {0, 4, 4, 8}, {2, 0, 4, 4},
+                                  {0, 2, 2, 4}, {1, 0, 2, 2}, {0, 1, 1, 2}};  // x0, y0, dx, dy
+  uint64_t total = 0;
+  for (const auto& p : kPass) {
+    const uint64_t cols = w > static_cast<uint64_t>(p[0]) ? (w - p[0] + p[2] - 1) / p[2] : 0;
+    const uint64_t rows = h > static_cast<uint64_t>(p[1]) ? (h - p[1] + p[3] - 1) / p[3] : 0;
+    if (rows) total += rows_bytes(cols, rows);
+  }
+  return total;
+}
+
+// stb_image inflates a PNG's image data without its checksum, into a buffer it doubles for as long as the
+// stream goes on: a corrupt stream of a few bytes can make it ask for gigabytes before it fails. zlib
+// inflates it first, into a small scratch buffer, stopping as soon as it yields more than the header's
+// rows: only an intact stream of exactly that size reaches stb_image. Chunks that run past the end of the
+// file are left to stb_image, which refuses them.
+void require_png_data_fits(const std::string& bytes, const std::string& what) {
+  std::string data;
+  uint64_t raw_size = 0;
+  bool apple = false;  // CgBI: Apple's PNG variant, raw deflate without the zlib header
+  for (size_t at = 8; at + 12 <= bytes.size();) {
+    const uint64_t length = big_endian_u32(bytes, at);
+    const std::string type = bytes.substr(at + 4, 4);
+    if (length > bytes.size() - at - 12) break;
+    if (type == "CgBI") apple = true;
+    if (type == "IHDR" && length >= 13) {
+      static const int kChannels[7] = {1, 0, 3, 1, 2, 0, 4};  // by colour type: grey, RGB, palette, grey+alpha, RGBA
+      const unsigned depth = static_cast<unsigned char>(bytes[at + 16]), colour = static_cast<unsigned char>(bytes[at + 17]);
+      const uint64_t channels = colour < 7 ? kChannels[colour] : 0;
+      raw_size = png_raw_size(big_endian_u32(bytes, at + 8), big_endian_u32(bytes, at + 12), channels * depth,
+                              bytes[at + 20] == 1);
+    }
+    if (type == "IDAT") data.append(bytes, at + 8, length);
+    if (type == "IEND") break;
+    at += 12 + length;
+  }
+  if (raw_size == 0 || data.empty()) return;  // no header or no data: stb_image refuses it
+  z_stream z{};
+  if (inflateInit2(&z, apple ? -MAX_WBITS : MAX_WBITS) != Z_OK) fail(what + ": cannot start inflating the PNG data");
+  z.next_in = reinterpret_cast<Bytef*>(data.data());
+  z.avail_in = static_cast<uInt>(std::min<size_t>(data.size(), UINT_MAX));
+  unsigned char scratch[1 << 14];
+  uint64_t inflated = 0;
+  int status = Z_OK;
+  while (status == Z_OK && inflated <= raw_size) {
+    z.next_out = scratch;
+    z.avail_out = sizeof(scratch);
+    status = inflate(&z, Z_NO_FLUSH);
+    inflated += sizeof(scratch) - z.avail_out;
+  }  // Z_BUF_ERROR: the data ended before the stream did
+  const std::string reason = z.msg ? z.msg : "";
+  inflateEnd(&z);
+  if (inflated > raw_size)
+    fail(what + ": corrupt PNG (its image data inflates beyond the " + std::to_string(raw_size) +
+         " bytes its header declares)");
+  if (status != Z_STREAM_END)
+    fail(what + ": corrupt PNG (its image data does not inflate" + (reason.empty() ? "" : ": " + reason) + ")");
+  if (inflated != raw_size)
+    fail(what + ": corrupt PNG (its image data inflates to " + std::to_string(inflated) + " bytes, its header declares " +
+         std::to_string(raw_size) + ")");
+}
+
 // Refuses data that ends before the image does, which the decoder would fill with made-up pixels: a JPEG
-// without its end-of-image marker, a BMP or binary PNM shorter than its header's pixel array. PNG's own
-// checksums make its decoder fail on a truncated file.
+// without its end-of-image marker, a BMP or binary PNM shorter than its header's pixel array, a PNG whose
+// image data does not inflate to its header's rows.
 void require_complete(const std::string& bytes, const std::string& format, int w, int h, const std::string& what) {
   const uint64_t pixels = static_cast<uint64_t>(w) * static_cast<uint64_t>(h);
   if (format == "JPEG") {
@@ -90,6 +165,8 @@ void require_complete(const std::string& bytes, const std::string& format, int w
     if (!run_length && offset + row * static_cast<uint64_t>(h) > bytes.size())
       fail(what + ": truncated BMP (" + std::to_string(bytes.size()) + " bytes, its header needs " +
            std::to_string(offset + row * static_cast<uint64_t>(h)) + ")");
+  } else if (format == "PNG") {
+    require_png_data_fits(bytes, what);
   } else if (format == "PNM") {
     const uint64_t samples = pixels * (bytes[1] == '6' ? 3 : 1);
     if (samples > bytes.size())

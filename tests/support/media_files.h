@@ -1,7 +1,9 @@
 // Writes small image and WAV files byte by byte in tests, so every test file is made by code here:
-// BMP and WAV by hand, PNG and JPEG through stb_image_write (libstb, independent of the stb_image decoder).
+// BMP and WAV by hand, PNG and JPEG through stb_image_write (libstb, independent of the stb_image decoder),
+// PNGs with image data no writer makes (interlaced, corrupt streams) chunk by chunk with zlib.
 #pragma once
 #include <stb_image_write.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -61,6 +63,35 @@ inline std::string jpg_bytes(int width, int height, int channels, const std::vec
   std::string s;
   stbi_write_jpg_to_func(append_to_string, &s, width, height, channels, pixels.data(), 95);
   return s;
+}
+
+inline std::string zlib_compressed(const std::string& raw) {
+  uLongf size = compressBound(static_cast<uLong>(raw.size()));
+  std::string out(size, '\0');
+  compress(reinterpret_cast<Bytef*>(out.data()), &size, reinterpret_cast<const Bytef*>(raw.data()),
+           static_cast<uLong>(raw.size()));
+  out.resize(size);
+  return out;
+}
+
+// A PNG of the given header (8-bit RGB unless said) whose one IDAT chunk holds `idat` as is.
+inline std::string png_with_idat(uint32_t width, uint32_t height, const std::string& idat, bool adam7 = false,
+                                 uint8_t depth = 8, uint8_t colour = 2) {
+  const auto chunk = [](const std::string& type, const std::string& data) {
+    std::string c;
+    for (uint32_t v : {static_cast<uint32_t>(data.size())})
+      for (int shift = 24; shift >= 0; shift -= 8) c += static_cast<char>((v >> shift) & 0xFF);
+    c += type + data;
+    const uint32_t crc = crc32(crc32(0, reinterpret_cast<const Bytef*>(type.data()), 4),
+                               reinterpret_cast<const Bytef*>(data.data()), static_cast<uInt>(data.size()));
+    for (int shift = 24; shift >= 0; shift -= 8) c += static_cast<char>((crc >> shift) & 0xFF);
+    return c;
+  };
+  std::string header;
+  for (uint32_t v : {width, height})
+    for (int shift = 24; shift >= 0; shift -= 8) header += static_cast<char>((v >> shift) & 0xFF);
+  header += {static_cast<char>(depth), static_cast<char>(colour), 0, 0, static_cast<char>(adam7 ? 1 : 0)};
+  return std::string("\x89PNG\r\n\x1A\n", 8) + chunk("IHDR", header) + chunk("IDAT", idat) + chunk("IEND", "");
 }
 
 // A RIFF/WAVE file. `format_tag` 1 (PCM) with 16/24/32 bits, 3 (IEEE float) with 32 bits; `samples`

@@ -22,6 +22,8 @@ using namespace mpa;
 using mpa::test::bmp_bytes;
 using mpa::test::ModelBuilder;
 using mpa::test::png_bytes;
+using mpa::test::png_with_idat;
+using mpa::test::zlib_compressed;
 using mpa::test::TempDir;
 using mpa::test::wav_bytes;
 
@@ -115,6 +117,26 @@ TEST(Preprocess, RejectsMalformedOptions) {
 
 // [SECTION] Images
 
+// Interlaced (Adam7) PNGs carry their rows in seven passes of their own widths: the size check counts them.
+TEST(Image, DecodesInterlacedPng) {
+  const uint32_t width = 5, height = 3;
+  std::vector<uint8_t> pixels(width * height * 3);
+  for (size_t i = 0; i < pixels.size(); ++i) pixels[i] = static_cast<uint8_t>(i * 7 + 1);
+  static const int kPass[7][4] = {{0, 0, 8, 8}, {4, 0, 8, 8}, {0, 4, 4, 8}, {2, 0, 4, 4},
+                                  {0, 2, 2, 4}, {1, 0, 2, 2}, {0, 1, 1, 2}};  // x0, y0, dx, dy
+  std::string raw;
+  for (const auto& p : kPass) {
+    if (static_cast<uint32_t>(p[0]) >= width) continue;  // a pass without columns has no rows either
+    for (uint32_t y = p[1]; y < height; y += p[3]) {
+      raw += '\0';
+      for (uint32_t x = p[0]; x < width; x += p[2])
+        for (int c = 0; c < 3; ++c) raw += static_cast<char>(pixels[(y * width + x) * 3 + c]);
+    }
+  }
+  const Image image = decode_image(png_with_idat(width, height, zlib_compressed(raw), true), 3, "a.png");
+  EXPECT_EQ(image.pixels, std::vector<float>(pixels.begin(), pixels.end()));
+}
+
 TEST(Image, DecodesBmpAndPngExactly) {
   const std::vector<uint8_t> pixels = test_pixels();
   for (const std::string& bytes : {bmp_bytes(2, 4, pixels), png_bytes(2, 4, 3, pixels)}) {
@@ -135,6 +157,23 @@ TEST(Image, DecodesBmpAndPngExactly) {
   expect_error([] { decode_image(png_bytes(2, 4, 3, std::vector<uint8_t>(24, 7)).substr(0, 30), 3, "a.png"); },
                {"a.png", "cannot decode image"});
   expect_error([] { decode_image("", 3, "input 'x' (a.png)"); }, {"empty file"});
+  // PNG image data is inflated with its checksum and held to the header's rows before stb_image sees it.
+  // 8-bit RGB rows of width 2 take 7 bytes each, filter byte included.
+  const std::string two_rows(14, '\0');
+  const std::string stream = zlib_compressed(two_rows);
+  EXPECT_EQ(decode_image(png_with_idat(2, 2, stream), 3, "a.png").pixels, std::vector<float>(12, 0.0f));
+  // Two whole zlib streams in one file: stb_image's inflater asked for 2 GiB on such a file (a 167-byte PNG
+  // found by the image fuzzer, tests/fuzz/regressions/image/).
+  expect_error([&] { decode_image(png_with_idat(2, 1, stream), 3, "a.png"); },
+               {"a.png", "corrupt PNG", "inflates beyond the 7 bytes its header declares"});
+  expect_error([&] { decode_image(png_with_idat(2, 3, stream), 3, "a.png"); },
+               {"a.png", "corrupt PNG", "inflates to 14 bytes, its header declares 21"});
+  std::string bad_checksum = stream;
+  bad_checksum.back() = static_cast<char>(bad_checksum.back() ^ 1);
+  expect_error([&] { decode_image(png_with_idat(2, 2, bad_checksum), 3, "a.png"); },
+               {"a.png", "corrupt PNG", "does not inflate: incorrect data check"});
+  expect_error([&] { decode_image(png_with_idat(2, 2, stream.substr(0, stream.size() - 5)), 3, "a.png"); },
+               {"a.png", "corrupt PNG", "does not inflate"});
   // A BMP header naming a compression stb_image does not know (it reads the rows as uncompressed) is held to
   // its rows' size like an uncompressed one: 123 bytes claiming 16776966x4 pixels (found by the image fuzzer).
   std::string bogus = bmp_bytes(2, 2, std::vector<uint8_t>(12, 9));
