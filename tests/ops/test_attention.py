@@ -38,11 +38,12 @@ def onnx_cases():
     q3, k3, v3 = randn(2, 4, 12), randn(2, 5, 6), randn(2, 5, 4)
     yield onnx_attention("attn_3d_gqa", {"q": q3, "k": k3, "v": v3}, q_num_heads=6, kv_num_heads=2)
     pk, pv = randn(2, 2, 3, 2), randn(2, 2, 3, 2)
+    # Mode 0 is the product before softcap (the spec; the reference returns it softcapped), so no softcap there.
     for mode in range(4):
         yield onnx_attention(f"attn_3d_past_qk_mode{mode}",
                              {"q": q3, "k": k3, "v": v3, "m": randn(4, 8), "pk": pk, "pv": pv},
                              ("y", "present_key", "present_value", "qk"), q_num_heads=6, kv_num_heads=2,
-                             qk_matmul_output_mode=mode, softcap=1.5, is_causal=1)
+                             qk_matmul_output_mode=mode, is_causal=1, **({"softcap": 1.5} if mode else {}))
     q_nan = q4.copy()
     q_nan[0, 1, 2, 3] = np.nan
     yield onnx_attention("attn_nan", {"q": q_nan, "k": k4, "v": v4})
