@@ -14,10 +14,12 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "backends/cpu/gemm.h"
 #include "ops/op.h"
+#include "tensor/formats.h"
 
 namespace mpa {
 
@@ -100,6 +102,12 @@ struct AttentionMath {
   Format intermediates = Format::FP32;  // FP16/BF16: the grid scores and probabilities are stored on
   cpu::GemmMath gemm;
 };
+// Rounds n values onto the grid where an unfused runtime stores an intermediate (FP32 and double values stay).
+template <class A>
+void store_intermediates(Format format, A* values, int64_t n) {
+  if constexpr (std::is_same_v<A, float>)
+    if (format != Format::FP32) round_to_format(format, values, n);
+}
 // The math of attention on `dtype` values under `config` (module comment).
 AttentionMath attention_math(const ExecConfig& config, DType dtype, double scale, double softcap);
 

@@ -20,17 +20,6 @@ AttentionMath attention_math(const ExecConfig& config, DType dtype, double scale
   return math;
 }
 
-namespace {
-
-template <class A>
-void round_row(Format format, A* row, int64_t n) {
-  if constexpr (std::is_same_v<A, float>) {
-    if (format != Format::FP32) round_to_format(format, row, n);
-  }
-}
-
-}  // namespace
-
 template <class A>
 void scaled_dot_product_attention(const AttentionDims& dims, HeadView<const A> q, HeadView<const A> k,
                                   HeadView<const A> v, const ScoreBias<A>& bias, const AttentionMath& math,
@@ -66,11 +55,11 @@ void scaled_dot_product_attention(const AttentionDims& dims, HeadView<const A> q
     A* tmp = scratch<A>(0, static_cast<size_t>(T));
     for (int64_t r = begin; r < end; ++r) {
       A* row = probs.data() + r * T;
-      round_row(math.intermediates, row, T);
+      store_intermediates(math.intermediates, row, T);
       keep(ScoresStage::Product, row, r);
       if (cap > A(0)) {
         for (int64_t t = 0; t < T; ++t) row[t] = cap * std::tanh(row[t] / cap);
-        round_row(math.intermediates, row, T);
+        store_intermediates(math.intermediates, row, T);
       }
       keep(ScoresStage::Softcapped, row, r);
       const int64_t i = r / S, s = r % S;
@@ -78,7 +67,7 @@ void scaled_dot_product_attention(const AttentionDims& dims, HeadView<const A> q
         for (int64_t t = 0; t < T; ++t) row[t] += add[t];
       keep(ScoresStage::Biased, row, r);
       SoftmaxRow{}(row, row, T, int64_t{1}, tmp);
-      round_row(math.intermediates, row, T);
+      store_intermediates(math.intermediates, row, T);
       keep(ScoresStage::Probabilities, row, r);
     }
   });

@@ -96,19 +96,20 @@ HeadView<const A> as_const(HeadView<A> h) {
   return {h.data, h.batch, h.head, h.row};
 }
 
-// Widens x (storage E) to A, adds `bias` (per last-dim channel, `channels` wide, from `offset`) and rounds the
-// sums where an unfused runtime stores them (AttentionMath::intermediates).
+// Adds `bias` (one value per channel of rows `channels` wide) to n values and rounds the sums where an
+// unfused runtime stores them (AttentionMath::intermediates).
+template <class E, class A>
+void add_channel_bias(A* values, int64_t n, const E* bias, int64_t channels, const AttentionMath& math) {
+  for (int64_t i = 0; i < n; ++i) values[i] += static_cast<A>(load(bias[i % channels]));
+  store_intermediates(math.intermediates, values, n);
+}
+
+// x (storage E) widened to A, plus `bias` from element `offset` on, if any.
 template <class E, class A>
 std::vector<A> biased(const Tensor& x, const Tensor* bias, int64_t offset, const AttentionMath& math) {
   std::vector<A> out(static_cast<size_t>(x.numel()));
   widen(x.data<E>(), out.data(), x.numel());
-  if (bias) {
-    const E* b = bias->data<E>() + offset;
-    const int64_t channels = x.dim(x.rank() - 1);
-    for (int64_t i = 0; i < x.numel(); ++i) out[static_cast<size_t>(i)] += static_cast<A>(load(b[i % channels]));
-    if constexpr (std::is_same_v<A, float>)
-      if (math.intermediates != Format::FP32) round_to_format(math.intermediates, out.data(), x.numel());
-  }
+  if (bias) add_channel_bias(out.data(), x.numel(), bias->data<E>() + offset, x.dim(x.rank() - 1), math);
   return out;
 }
 
@@ -180,14 +181,8 @@ class MsAttentionOp : public OpKernel {
       std::vector<A> qkv(static_cast<size_t>(tokens * width));
       cpu::gemm(false, false, tokens, width, x.dim(2), A(1), xa, x.dim(2), wa, width, A(0), qkv.data(), width,
                 math.gemm);
-      if constexpr (std::is_same_v<A, float>)
-        if (math.intermediates != Format::FP32) round_to_format(math.intermediates, qkv.data(), tokens * width);
-      if (bias) {
-        const E* b = bias->data<E>();
-        for (int64_t i = 0; i < tokens * width; ++i) qkv[static_cast<size_t>(i)] += static_cast<A>(load(b[i % width]));
-        if constexpr (std::is_same_v<A, float>)
-          if (math.intermediates != Format::FP32) round_to_format(math.intermediates, qkv.data(), tokens * width);
-      }
+      store_intermediates(math.intermediates, qkv.data(), tokens * width);
+      if (bias) add_channel_bias(qkv.data(), tokens * width, bias->data<E>(), width, math);
       const HeadView<const A> q = bsnh_heads<const A>(qkv.data(), d.q_len, d.head_size, width);
       HeadView<const A> k = bsnh_heads<const A>(qkv.data() + dq, d.q_len, d.head_size, width);
       HeadView<const A> v = bsnh_heads<const A>(qkv.data() + dq + dk, d.q_len, d.v_head_size, width);
