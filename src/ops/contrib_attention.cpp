@@ -52,13 +52,12 @@ ScoreBias<A> contrib_bias(const Tensor* mask, bool unidirectional, const Tensor*
   if (mask) {
     const Shape& s = mask->shape();
     const std::vector<int64_t> m = mask->to_int64_vector();
-    auto at = [&](size_t i) { return m[i]; };
     const A masked = static_cast<A>(filter);
     if (s.size() == 1 && (s[0] == batch || s[0] == 2 * batch)) {
       for (int64_t b = 0; b < batch; ++b) {
-        bias.mask_keys(b, std::clamp<int64_t>(at(static_cast<size_t>(b)), 0, kv_len), kv_len, masked);
+        bias.mask_keys(b, std::clamp<int64_t>(m[static_cast<size_t>(b)], 0, kv_len), kv_len, masked);
         if (s[0] == 2 * batch)
-          bias.mask_keys(b, 0, std::clamp<int64_t>(at(static_cast<size_t>(batch + b)), 0, kv_len), masked);
+          bias.mask_keys(b, 0, std::clamp<int64_t>(m[static_cast<size_t>(batch + b)], 0, kv_len), masked);
       }
     } else if ((s.size() == 2 && s[0] == batch && s[1] == kv_len) ||
                (s.size() == 3 && s[0] == batch && s[1] == q_len && s[2] == kv_len)) {
@@ -69,7 +68,7 @@ ScoreBias<A> contrib_bias(const Tensor* mask, bool unidirectional, const Tensor*
             A* row = bias.row(b, h, q);
             const size_t base = static_cast<size_t>(b * (s.size() == 3 ? q_len * kv_len : kv_len) + q * row_step);
             for (int64_t t = 0; t < kv_len; ++t)
-              if (at(base + static_cast<size_t>(t)) == 0) row[t] = masked;
+              if (m[base + static_cast<size_t>(t)] == 0) row[t] = masked;
           }
     } else {
       fail(who + ": mask " + shape_str(s) +
