@@ -2,6 +2,8 @@
 // and the facts the audit relies on hold for the ops it relies on them for.
 #include <gtest/gtest.h>
 
+#include <utility>
+
 #include "ops/op.h"
 
 using namespace mpa;
@@ -45,6 +47,13 @@ TEST(OpTraits, PrecisionClassesAndWhereSumsRun) {
     EXPECT_EQ(registry.traits("", op)->sums_in, SumsIn::GemmSetting) << op;
   for (const char* op : {"ReduceSum", "ReduceMean", "Softmax", "LayerNormalization", "AveragePool", "CumSum"})
     EXPECT_EQ(registry.traits("", op)->sums_in, SumsIn::Fp32) << op;
+  // Attention: QK^T and PV are GEMMs; the softmax between them sums in FP32 whatever the setting.
+  for (const auto& [domain, op] : {std::pair{"", "Attention"},
+                                   {"com.microsoft", "Attention"},
+                                   {"com.microsoft", "MultiHeadAttention"},
+                                   {"com.microsoft", "GroupQueryAttention"}})
+    EXPECT_EQ(registry.traits(domain, op)->sums_in, SumsIn::GemmSetting) << domain << "." << op;
+  EXPECT_EQ(registry.traits("", "RotaryEmbedding")->precision, PrecisionClass::Elementwise);
   for (const char* op : {"Exp", "Tanh", "Erf", "Pow", "Sigmoid", "Gelu"})
     EXPECT_EQ(registry.traits("", op)->precision, PrecisionClass::Transcendental) << op;
   for (const char* op : {"Add", "Div", "Sqrt", "Cast"})
