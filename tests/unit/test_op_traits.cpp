@@ -43,7 +43,8 @@ TEST(OpTraits, PrecisionClassesAndWhereSumsRun) {
   }
   for (const char* op : {"MatMul", "Gemm", "Conv", "ConvTranspose", "Einsum", "LSTM", "GRU", "RNN"})
     EXPECT_EQ(registry.traits("", op)->sums_in, SumsIn::GemmSetting) << op;
-  for (const char* op : {"ReduceSum", "ReduceMean", "Softmax", "LayerNormalization", "AveragePool", "CumSum"})
+  for (const char* op : {"ReduceSum", "ReduceMean", "Softmax", "LayerNormalization", "AveragePool", "CumSum", "CumProd",
+                         "NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss", "DFT", "STFT", "Det", "LRN"})
     EXPECT_EQ(registry.traits("", op)->sums_in, SumsIn::Fp32) << op;
   for (const char* op : {"Exp", "Tanh", "Erf", "Pow", "Sigmoid", "Gelu"})
     EXPECT_EQ(registry.traits("", op)->precision, PrecisionClass::Transcendental) << op;
