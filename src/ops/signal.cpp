@@ -201,11 +201,10 @@ class DftOp : public OpKernel {
       fail(who + ": input must be [..., signal, 1 or 2] (real or complex), got " + shape_str(x.shape()));
     int64_t axis = axis_attr_;
     if (axis_input_) axis = ctx.has_input(2) ? scalar_int(node, ctx.input(2), "axis") : -2;
-    if (axis < -rank || axis >= rank - 1)
-      fail(who + ": axis " + std::to_string(axis) + " must be in [-" + std::to_string(rank) + ", " +
-           std::to_string(rank - 2) + "] and not the last (complex) dimension");
     if (axis < 0) axis += rank;
-    if (axis == rank - 1) fail(who + ": axis must not be the last (complex) dimension");
+    if (axis < 0 || axis >= rank - 1)
+      fail(who + ": axis must be in [-" + std::to_string(rank) + ", -2] or [0, " + std::to_string(rank - 2) +
+           "] (not the last, complex dimension) for input " + shape_str(x.shape()));
     LineLayout in;
     in.length = x.shape()[static_cast<size_t>(axis)];
     in.channels = x.shape().back();
@@ -241,18 +240,18 @@ class DftOp : public OpKernel {
         for (int64_t line = b; line < e; ++line) {
           gather_line(xs, in, line, int64_t{0}, count, re, im);
           if (real_inverse) {
-            // Hermitian extension X[n - k] = conj(X[k]); bins the input lacks are zero.
+            // Hermitian extension X[n - k] = conj(X[k]); bins the input lacks are zero. numpy's inverse real
+            // FFT runs another algorithm than its complex one: the direct sum stands for it.
             for (int64_t k = count; k <= n / 2; ++k) re[k] = im[k] = A(0);
             for (int64_t k = n / 2 + 1; k < n; ++k) {
               re[k] = re[n - k];
               im[k] = -im[n - k];
             }
-          }
-          if (real_inverse)  // numpy's inverse real FFT runs another algorithm: the direct sum stands for it
             dft_line(re, im, n, int64_t{1}, irfft_tw.cos.data(), irfft_tw.sin.data(), n, out.length, true, scale, y_re,
                      y_im, int64_t{1});
-          else
+          } else {
             transform(re, im, count, out.length, scale, y_re, y_im, work);
+          }
           scatter_line(y_re, y_im, out, line, ys);
         }
       });
