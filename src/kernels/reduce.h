@@ -239,21 +239,19 @@ MPA_HD int64_t arg_reduce_row(const T* x, int64_t n, int64_t stride, ArgBetter<k
 
 // [SECTION] Scans
 
-// Inclusive or exclusive running sum over a strided row, forward or reversed, accumulated in
-// reduce_acc_t<T> and rounded once per output.
-template <class T>
-MPA_HD void cumsum_row(const T* x, T* y, int64_t n, int64_t stride, bool exclusive, bool reverse) {
-  using Acc = reduce_acc_t<T>;
-  Acc sum = Acc(0);
+// Inclusive or exclusive running fold of accumulator `f` (ReduceSumF for CumSum, ReduceProdF for CumProd)
+// over a strided row, forward or reversed, accumulated in its Acc and rounded once per output.
+template <class F, class T>
+MPA_HD void scan_row(F f, const T* x, T* y, int64_t n, int64_t stride, bool exclusive, bool reverse) {
+  typename F::Acc acc = f.init();
   for (int64_t k = 0; k < n; ++k) {
     const int64_t i = (reverse ? n - 1 - k : k) * stride;
-    const Acc v = static_cast<Acc>(load(x[i]));
     if (exclusive) {
-      y[i] = store_from<T>(sum);
-      sum = red_add(sum, v);
+      y[i] = f.finalize(acc, k);
+      acc = f.step(acc, x[i]);
     } else {
-      sum = red_add(sum, v);
-      y[i] = store_from<T>(sum);
+      acc = f.step(acc, x[i]);
+      y[i] = f.finalize(acc, k + 1);
     }
   }
 }

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <limits>
 
+#include "kernels/interpolate.h"
 #include "ops/compute_buffer.h"
 
 namespace mpa {
@@ -41,13 +42,7 @@ double source_coordinate(const ResizeSettings& s, int64_t y, double scale, int64
 
 // Weights for taps base - n/2 + 1 + j, j in [0, n), given ratio in (0, 1].
 std::vector<double> tap_weights(const ResizeSettings& s, double r, double scale) {
-  const double A = s.cubic_a;
-  auto cubic = [A](double x) {
-    x = std::abs(x);
-    if (x <= 1) return ((A + 2) * x - (A + 3)) * x * x + 1;
-    if (x < 2) return ((A * x - 5 * A) * x + 8 * A) * x - 4 * A;
-    return 0.0;
-  };
+  auto cubic = [&s](double x) { return cubic_convolution(x, s.cubic_a); };
   if (s.mode == ResizeMode::Nearest) {
     if (r == 1.0) return {0, 1};
     const std::string& nm = s.nearest_mode;

@@ -45,7 +45,8 @@ TEST(OpTraits, PrecisionClassesAndWhereSumsRun) {
   }
   for (const char* op : {"MatMul", "Gemm", "Conv", "ConvTranspose", "Einsum", "LSTM", "GRU", "RNN"})
     EXPECT_EQ(registry.traits("", op)->sums_in, SumsIn::GemmSetting) << op;
-  for (const char* op : {"ReduceSum", "ReduceMean", "Softmax", "LayerNormalization", "AveragePool", "CumSum"})
+  for (const char* op : {"ReduceSum", "ReduceMean", "Softmax", "LayerNormalization", "AveragePool", "CumSum", "CumProd",
+                         "NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss", "DFT", "STFT", "Det", "LRN"})
     EXPECT_EQ(registry.traits("", op)->sums_in, SumsIn::Fp32) << op;
   // Attention: QK^T and PV are GEMMs; the softmax between them sums in FP32 whatever the setting.
   for (const auto& [domain, op] : {std::pair{"", "Attention"},

@@ -64,7 +64,7 @@ __global__ void row_misc_kernel(const T* in, T* out, int64_t* index, compute_t<T
     a = moments.merge(a, moments.init());
     stat[r] = static_cast<compute_t<T>>(moments.mean(a) + moments.variance(a));
     index[r] = arg_reduce_row<true>(in + r * n, n, 1, ArgBetter<true>{}) + arg_reduce_row<false>(in + r * n, n, 1, ArgBetter<false>{true});
-    cumsum_row(in + r * n, out + r * n, n, 1, true, true);
+    scan_row(ReduceProdF<T>{}, in + r * n, out + r * n, n, 1, true, true);
   }
 }
 

@@ -1,5 +1,6 @@
-// CumSum (11, 14): running sum along the axis given as a scalar int32/int64 input; exclusive and reverse
-// attributes. Opset 14 adds float16/bfloat16 (accumulated in float, rounded once per output).
+// CumSum (11, 14) and CumProd (26): running sum or product along the axis given as a scalar int32/int64
+// input; exclusive and reverse attributes. CumSum 14 adds float16/bfloat16 (accumulated in float, rounded
+// once per output). Both fold the Reduce accumulators of src/kernels/reduce.h (scan_row).
 #include "kernels/reduce.h"
 #include "ops/op.h"
 #include "ops/reduce.h"
@@ -7,9 +8,10 @@
 namespace mpa {
 namespace {
 
-class CumSumOp : public OpKernel {
+template <template <class> class Fold>
+class CumulativeOp : public OpKernel {
  public:
-  explicit CumSumOp(const OpInit& init)
+  explicit CumulativeOp(const OpInit& init)
       : exclusive_(init.get_int("exclusive", 0) != 0), reverse_(init.get_int("reverse", 0) != 0) {}
 
   void compute(KernelContext& ctx) const override {
@@ -33,7 +35,7 @@ class CumSumOp : public OpKernel {
         parallel_for(lines, std::max<int64_t>(1, 16384 / std::max<int64_t>(s.n, 1)), [&](int64_t b, int64_t e) {
           for (int64_t l = b; l < e; ++l) {
             const int64_t offset = (l / s.inner) * s.n * s.inner + l % s.inner;
-            cumsum_row(in + offset, out + offset, s.n, s.inner, exclusive_, reverse_);
+            scan_row(Fold<T>{}, in + offset, out + offset, s.n, s.inner, exclusive_, reverse_);
           }
         });
       }
@@ -44,9 +46,15 @@ class CumSumOp : public OpKernel {
   bool exclusive_, reverse_;
 };
 
+using CumSumOp = CumulativeOp<ReduceSumF>;
+using CumProdOp = CumulativeOp<ReduceProdF>;
+
 }  // namespace
 
 MPA_OP_TRAITS("", "CumSum", {.precision = PrecisionClass::Accumulating, .sums_in = SumsIn::Fp32});
 MPA_REGISTER_OP("", "CumSum", CumSumOp, 11, 14);
+// A running product rounds once per output like a running sum; its float products run in FP32.
+MPA_OP_TRAITS("", "CumProd", {.precision = PrecisionClass::Accumulating, .sums_in = SumsIn::Fp32});
+MPA_REGISTER_OP("", "CumProd", CumProdOp, 26);
 
 }  // namespace mpa
