@@ -41,7 +41,8 @@ class CausalConvWithStateOp : public OpKernel {
       fail(label + ": past_state must be " + shape_str({B, C, context}) + ", got " + shape_str(past->shape()));
     for (const Tensor* t : {&w, bias, past})
       if (t && t->dtype() != x.dtype())
-        fail(label + ": inputs are " + dtype_name(x.dtype()) + " and " + dtype_name(t->dtype()) + ", expected one type");
+        fail(label + ": inputs are " + dtype_name(x.dtype()) + " and " + dtype_name(t->dtype()) +
+             ", expected one type");
     if (!(x.dtype() == DType::Float32 || x.dtype() == DType::Float16 || x.dtype() == DType::BFloat16))
       fail(label + ": element type " + dtype_name(x.dtype()) + " is not allowed (float, float16, bfloat16)");
     const Format stored = value_format(ctx.config(), x.dtype());

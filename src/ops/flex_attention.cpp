@@ -142,10 +142,9 @@ class FlexAttentionOp : public OpKernel {
            dtype_name(v.dtype()));
     if (!dtype_is_float(q.dtype())) fail(label + ": element type " + dtype_name(q.dtype()) + " is not allowed");
     const int64_t Hq = q.dim(1), Hkv = k.dim(1);
-    if (k.dim(0) != q.dim(0) || v.dim(0) != q.dim(0) || v.dim(1) != Hkv || v.dim(2) != k.dim(2) ||
-        k.dim(3) != q.dim(3))
-      fail(label + ": shapes Q " + shape_str(q.shape()) + ", K " + shape_str(k.shape()) + ", V " + shape_str(v.shape()) +
-           " do not fit (B, Hq, L, E), (B, Hkv, S, E), (B, Hkv, S, Ev)");
+    if (k.dim(0) != q.dim(0) || v.dim(0) != q.dim(0) || v.dim(1) != Hkv || v.dim(2) != k.dim(2) || k.dim(3) != q.dim(3))
+      fail(label + ": shapes Q " + shape_str(q.shape()) + ", K " + shape_str(k.shape()) + ", V " +
+           shape_str(v.shape()) + " do not fit (B, Hq, L, E), (B, Hkv, S, E), (B, Hkv, S, Ev)");
     if (Hkv <= 0 || Hq % Hkv != 0)
       fail(label + ": Q's " + std::to_string(Hq) + " heads are not a multiple of K's " + std::to_string(Hkv));
     const ExecConfig& config = ctx.config();
@@ -185,8 +184,8 @@ class FlexAttentionOp : public OpKernel {
     });
     probs = modify(prob_mod_, std::move(probs), "prob_mod");
 
-    const bool half_sums = config.accumulation == Accumulation::FP16 &&
-                           (p_format == Format::FP16 || p_format == Format::BF16);
+    const bool half_sums =
+        config.accumulation == Accumulation::FP16 && (p_format == Format::FP16 || p_format == Format::BF16);
     const cpu::GemmMath pv_math{half_sums ? p_format : Format::FP32, config.tf32_gemm_inputs};
     const Tensor y_p = head_gemm(probs, convert(v, P, p_format), false, pv_math, p_format);
     ctx.set_output(0, convert(y_p, T, t_format));

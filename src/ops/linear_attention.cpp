@@ -81,9 +81,11 @@ class LinearAttentionOp : public OpKernel {
       fail(label + ": element type " + dtype_name(q.dtype()) + " is not allowed (float, float16, bfloat16)");
     for (const Tensor* t : {&k, &v, decay, beta})
       if (t && t->dtype() != q.dtype())
-        fail(label + ": inputs are " + dtype_name(q.dtype()) + " and " + dtype_name(t->dtype()) + ", expected one type");
+        fail(label + ": inputs are " + dtype_name(q.dtype()) + " and " + dtype_name(t->dtype()) +
+             ", expected one type");
     for (const Tensor* t : {&q, &k, &v, decay, beta})
-      if (t && t->rank() != 3) fail(label + ": packed inputs must be rank 3 (B, T, H * D), got " + shape_str(t->shape()));
+      if (t && t->rank() != 3)
+        fail(label + ": packed inputs must be rank 3 (B, T, H * D), got " + shape_str(t->shape()));
     const int64_t B = q.dim(0), T = q.dim(1);
     if (q.dim(2) % q_heads_ != 0)
       fail(label + ": query's last dim " + std::to_string(q.dim(2)) + " is not a multiple of q_num_heads");
