@@ -7,8 +7,9 @@
 //
 // Query head h reads key/value head h / (Hq / Hkv) (GQA). Every intermediate lies on the format its spec
 // type gives it: T's values on the format the run stores T in, P's on P's own (P = float32 stays fp32
-// when T goes to fp16, as a model converted to fp16 keeps its float32 softmax_precision), so the
-// modifiers run with P's storage too.
+// when T goes to fp16, as a model converted to fp16 keeps its float32 softmax_precision). The modifiers'
+// nodes, like If/Loop/Scan bodies, run in the node's precision: the audit judges and re-runs every node
+// it sees in the target format, so a subgraph computing in fp32 there would contradict its verdicts.
 #include <cmath>
 #include <memory>
 #include <optional>
@@ -158,12 +159,10 @@ class FlexAttentionOp : public OpKernel {
     const Tensor scores_t =
         head_gemm(scaled(q, factor, t_format), scaled(k, factor, t_format), true, gemm_math(config, T), t_format);
 
-    ExecConfig p_config = config;
-    p_config.storage = P == DType::Float32 ? Format::FP32 : config.storage;
     const Shape scores_shape = scores_t.shape();
     auto modify = [&](const std::unique_ptr<SubgraphRunner>& mod, Tensor x, const char* name) {
       if (!mod) return x;
-      Tensor y = std::move(mod->run({std::move(x)}, ctx, 0, &p_config)[0]);
+      Tensor y = std::move(mod->run({std::move(x)}, ctx)[0]);
       if (y.shape() != scores_shape || y.dtype() != P)
         fail(label + ": " + name + " gave " + dtype_name(y.dtype()) + " " + shape_str(y.shape()) + ", expected " +
              dtype_name(P) + " " + shape_str(scores_shape));

@@ -35,9 +35,9 @@ class ObservedRun {
 
 }  // namespace
 
-std::vector<Tensor> SubgraphRunner::run(const std::vector<Tensor>& inputs, const KernelContext& ctx, int64_t iteration,
-                                        const ExecConfig* config_override) const {
-  const ExecConfig& config = config_override ? *config_override : ctx.config();
+std::vector<Tensor> SubgraphRunner::run(const std::vector<Tensor>& inputs, const KernelContext& ctx,
+                                        int64_t iteration) const {
+  const ExecConfig& config = ctx.config();
   if (inputs.size() != graph_->inputs.size())
     fail(owner_ + ": its subgraph declares " + std::to_string(graph_->inputs.size()) + " inputs, " +
          std::to_string(inputs.size()) + " given");

@@ -16,10 +16,8 @@ class SubgraphRunner {
   const Graph& graph() const { return *graph_; }
   // Runs the subgraph on `inputs` (one per declared input, in order) under ctx's settings, reading outer
   // values through ctx's scope and shown to ctx's observer as run `iteration` of the node's loop (0 for
-  // If); returns the declared outputs in order. `config` replaces ctx's settings for an op whose spec fixes
-  // the precision its subgraph computes in (FlexAttention's softmax_precision).
-  std::vector<Tensor> run(const std::vector<Tensor>& inputs, const KernelContext& ctx, int64_t iteration = 0,
-                          const ExecConfig* config = nullptr) const;
+  // If); returns the declared outputs in order.
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs, const KernelContext& ctx, int64_t iteration = 0) const;
 
  private:
   std::shared_ptr<const Graph> graph_;

@@ -5,6 +5,7 @@ another type than the activations, modifier subgraphs, empty sequences, NaN, odd
 
 from __future__ import annotations
 
+import subprocess
 import sys
 
 import numpy as np
@@ -138,6 +139,27 @@ def cases():
     yield from flex_cases(rng)
 
 
+def audit_sees_modifier_nodes(oracle):
+    """An fp16 audit names the score_mod node that overflows (1e5 x scores), so FlexAttention's subgraphs are
+    run through the executor and shown to the audit like If/Loop/Scan bodies."""
+    big = flex_model_graph("overflowing", [helper.make_node("Mul", ["s", "big"], ["m"]),
+                                           helper.make_node("Mul", ["m", "small"], ["out"])],
+                           [numpy_helper.from_array(np.array(1e5, np.float32), "big"),
+                            numpy_helper.from_array(np.array(1e-5, np.float32), "small")])
+    rng = np.random.default_rng(3)
+    feeds = {name: rng.standard_normal(shape).astype(np.float32)
+             for name, shape in (("q", (1, 2, 3, 4)), ("k", (1, 2, 5, 4)), ("v", (1, 2, 5, 4)))}
+    c = case("flex_attention_audit", "FlexAttention", feeds, ["y"], domain=PREVIEW, opset=26, score_mod=big)
+    folder = oracle.work / c.name
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "model.onnx").write_bytes(c.model.SerializeToString())
+    np.savez(folder / "inputs.npz", **feeds)
+    run = subprocess.run([oracle.mpaudit, "audit", str(folder / "model.onnx"), "--inputs", str(folder / "inputs.npz"),
+                          "--target", "fp16"], capture_output=True, text=True)
+    oracle.checks(run.returncode == 1 and "FlexAttention_0/score_mod/Mul_0" in run.stdout,
+                  f"{c.name}: fp16 audit fails naming the score_mod node (exit {run.returncode})")
+
+
 def refused(oracle):
     rng = np.random.default_rng(5)
     x = rng.standard_normal((1, 2, 4)).astype(np.float32)
@@ -154,5 +176,10 @@ def refused(oracle):
                              domain=PREVIEW, opset=26), "not a multiple")
 
 
+def extra_checks(oracle):
+    refused(oracle)
+    audit_sees_modifier_nodes(oracle)
+
+
 if __name__ == "__main__":
-    sys.exit(main("sequence model ops", cases, refused))
+    sys.exit(main("sequence model ops", cases, extra_checks))
