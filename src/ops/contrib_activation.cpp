@@ -23,7 +23,8 @@ void check_bias(const Node& node, const Tensor& x, const Tensor& bias) {
 }
 
 // y = f(x + bias), bias optional (input 1) or required. Under the ORT CUDA profile on fp16 the functor `Half`
-// replaces f, after ORT's half addition of the bias.
+// (ops/gelu.h), where ORT's kernel is known to compute in half, replaces f after ORT's half addition of the
+// bias; the others (BiasGelu, QuickGelu) keep the generic float math.
 template <class F, bool kBiasRequired, class Half = void> class BiasActivationOp : public OpKernel {
  public:
   explicit BiasActivationOp(const OpInit& init) : f_(make_functor<F>(init)) {}
@@ -105,7 +106,7 @@ QuickGeluF make_functor<QuickGeluF>(const OpInit& init) {
   return f;
 }
 
-using GeluKernel = BiasActivationOp<ErfGelu, false>;
+using GeluKernel = BiasActivationOp<ErfGelu, false, OrtCudaHalfErfGeluF>;
 using FastGeluKernel = BiasActivationOp<TanhGelu, false, OrtCudaHalfFastGeluF>;
 using BiasGeluKernel = BiasActivationOp<ErfGelu, true>;
 using QuickGeluKernel = BiasActivationOp<QuickGeluF, false>;

@@ -114,7 +114,7 @@ def embed_cases():
 def fused_matmul_cases():
     yield case("fused_matmul_alpha", "FusedMatMul", {"a": with_nan(randn(2, 3, 4)), "b": randn(4, 5)}, ["y"],
                domain=MS, alpha=0.125)
-    yield case("fused_matmul_trans", "FusedMatMul", {"a": randn(3, 4, 2), "b": randn(1, 5, 2)}, ["y"],
+    yield case("fused_matmul_trans", "FusedMatMul", {"a": randn(3, 4, 2), "b": randn(1, 5, 4)}, ["y"],
                domain=MS, transA=1, transB=1, alpha=-2.0)
     yield case("fused_matmul_transB_2d", "FusedMatMul", {"a": randn(7, 9), "b": randn(5, 9)}, ["y"], domain=MS,
                transB=1)
