@@ -19,7 +19,7 @@ void check_bias(const Node& node, const Tensor& x, const Tensor& bias) {
   if (!(x.rank() >= 1 && bias.rank() == 1 && bias.dim(0) == x.shape().back() && bias.dtype() == x.dtype()))
     fail(node.label() + ": bias must be " + dtype_name(x.dtype()) + " [" +
          (x.rank() >= 1 ? std::to_string(x.shape().back()) : std::string("?")) + "] (x's last dimension), got " +
-         dtype_name(bias.dtype()) + shape_str(bias.shape()));
+         dtype_name(bias.dtype()) + " " + shape_str(bias.shape()));
 }
 
 // y = f(x + bias), bias optional (input 1) or required. Under the ORT CUDA profile on fp16 the functor `Half`
@@ -73,7 +73,7 @@ class BiasAddOp : public OpKernel {
     check_bias(ctx.node(), x, bias);
     if (!(skip.shape() == x.shape() && skip.dtype() == x.dtype()))
       fail(ctx.node().label() + ": skip must have X's type and shape " + shape_str(x.shape()) + ", got " +
-           dtype_name(skip.dtype()) + shape_str(skip.shape()));
+           dtype_name(skip.dtype()) + " " + shape_str(skip.shape()));
     visit_types<TypeSet::Float>(ctx.node(), x.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       Tensor& y = ctx.allocate_output(0, x.dtype(), x.shape());

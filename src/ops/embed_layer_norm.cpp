@@ -23,7 +23,7 @@ std::vector<int64_t> read_ids(const std::string& who, const Tensor& t, const std
 int64_t table_rows(const std::string& who, const Tensor& table, int64_t hidden, DType dtype, const std::string& what) {
   if (!(table.rank() == 2 && table.dim(1) == hidden && table.dtype() == dtype))
     fail(who + ": " + what + " must be " + dtype_name(dtype) + " [rows, " + std::to_string(hidden) + "], got " +
-         dtype_name(table.dtype()) + shape_str(table.shape()));
+         dtype_name(table.dtype()) + " " + shape_str(table.shape()));
   return table.dim(0);
 }
 

@@ -47,7 +47,7 @@ class MatMulNBitsOp : public OpKernel {
     auto expect = [&](const Tensor& t, DType dtype, int64_t count, const std::string& what) {
       if (!(t.dtype() == dtype && t.numel() == count))
         fail(who + ": " + what + " must be " + dtype_name(dtype) + " with " + std::to_string(count) + " elements, got " +
-             dtype_name(t.dtype()) + shape_str(t.shape()));
+             dtype_name(t.dtype()) + " " + shape_str(t.shape()));
     };
     expect(b, DType::UInt8, N_ * blocks * blob, "B");
     expect(scales, a.dtype(), N_ * blocks, "scales");
