@@ -9,9 +9,13 @@
 namespace mpa {
 namespace {
 
-template <class F> struct AddThenF {
+template <class F>
+struct AddThenF {
   F f;
-  template <class T> MPA_HD T operator()(T x, T bias) const { return f(x + bias); }
+  template <class T>
+  MPA_HD T operator()(T x, T bias) const {
+    return f(x + bias);
+  }
 };
 
 // A [H] bias over x's last dimension, as onnxruntime requires it.
@@ -25,7 +29,8 @@ void check_bias(const Node& node, const Tensor& x, const Tensor& bias) {
 // y = f(x + bias), bias optional (input 1) or required. Under the ORT CUDA profile on fp16 the functor `Half`
 // (ops/gelu.h), where ORT's kernel is known to compute in half, replaces f after ORT's half addition of the
 // bias; the others (BiasGelu, QuickGelu) keep the generic float math.
-template <class F, bool kBiasRequired, class Half = void> class BiasActivationOp : public OpKernel {
+template <class F, bool kBiasRequired, class Half = void>
+class BiasActivationOp : public OpKernel {
  public:
   explicit BiasActivationOp(const OpInit& init) : f_(make_functor<F>(init)) {}
   void compute(KernelContext& ctx) const override {
@@ -43,9 +48,11 @@ template <class F, bool kBiasRequired, class Half = void> class BiasActivationOp
   }
 
  private:
-  template <class T, class G> static void run(const Tensor& x, const Tensor* bias, T* y, const G& g) {
+  template <class T, class G>
+  static void run(const Tensor& x, const Tensor* bias, T* y, const G& g) {
     if (bias)
-      cpu::map_binary(x.data<T>(), x.shape(), bias->data<T>(), bias->shape(), y, x.shape(), Stored<T, AddThenF<G>>{{g}});
+      cpu::map_binary(x.data<T>(), x.shape(), bias->data<T>(), bias->shape(), y, x.shape(),
+                      Stored<T, AddThenF<G>>{{g}});
     else
       cpu::map_unary(x.data<T>(), y, x.numel(), Stored<T, G>{g});
   }

@@ -13,9 +13,12 @@ namespace {
 // An int32 (or int64) id tensor's elements.
 std::vector<int64_t> read_ids(const std::string& who, const Tensor& t, const std::string& what) {
   std::vector<int64_t> ids(static_cast<size_t>(t.numel()));
-  if (t.dtype() == DType::Int32) std::copy(t.data<int32_t>(), t.data<int32_t>() + t.numel(), ids.begin());
-  else if (t.dtype() == DType::Int64) std::copy(t.data<int64_t>(), t.data<int64_t>() + t.numel(), ids.begin());
-  else fail(who + ": " + what + " must be int32, got " + dtype_name(t.dtype()));
+  if (t.dtype() == DType::Int32)
+    std::copy(t.data<int32_t>(), t.data<int32_t>() + t.numel(), ids.begin());
+  else if (t.dtype() == DType::Int64)
+    std::copy(t.data<int64_t>(), t.data<int64_t>() + t.numel(), ids.begin());
+  else
+    fail(who + ": " + what + " must be int32, got " + dtype_name(t.dtype()));
   return ids;
 }
 
@@ -40,8 +43,10 @@ class EmbedLayerNormalizationOp : public OpKernel {
     const Tensor* segment = ctx.optional_input(4);
     const Tensor* mask = ctx.optional_input(7);
     const Tensor* position_ids = ctx.optional_input(8);
-    if (!(input_ids.rank() == 2)) fail(who + ": input_ids must be [batch, sequence], got " + shape_str(input_ids.shape()));
-    if (!(word.rank() == 2)) fail(who + ": word_embedding must be [vocabulary, hidden], got " + shape_str(word.shape()));
+    if (!(input_ids.rank() == 2))
+      fail(who + ": input_ids must be [batch, sequence], got " + shape_str(input_ids.shape()));
+    if (!(word.rank() == 2))
+      fail(who + ": word_embedding must be [vocabulary, hidden], got " + shape_str(word.shape()));
     if ((segment_ids == nullptr) != (segment == nullptr))
       fail(who + ": segment_ids and segment_embedding must be given together");
     const int64_t B = input_ids.dim(0), S = input_ids.dim(1), H = word.dim(1);
@@ -58,8 +63,10 @@ class EmbedLayerNormalizationOp : public OpKernel {
     };
     same_shape(segment_ids, "segment_ids");
     same_shape(mask, "mask");
-    const std::vector<int64_t> seg_ids = segment_ids ? read_ids(who, *segment_ids, "segment_ids") : std::vector<int64_t>{};
-    const std::vector<int64_t> pos_ids = position_ids ? read_ids(who, *position_ids, "position_ids") : std::vector<int64_t>{};
+    const std::vector<int64_t> seg_ids =
+        segment_ids ? read_ids(who, *segment_ids, "segment_ids") : std::vector<int64_t>{};
+    const std::vector<int64_t> pos_ids =
+        position_ids ? read_ids(who, *position_ids, "position_ids") : std::vector<int64_t>{};
     if (position_ids && !(position_ids->rank() == 2 && (position_ids->dim(0) == B || position_ids->dim(0) == 1) &&
                           position_ids->dim(1) == S))
       fail(who + ": position_ids must be [batch, sequence] or [1, sequence], got " + shape_str(position_ids->shape()));
@@ -83,7 +90,8 @@ class EmbedLayerNormalizationOp : public OpKernel {
       for (int64_t b = 0; b < B; ++b)
         mask_index[b] = mask ? static_cast<int32_t>(std::count(m.begin() + b * S, m.begin() + (b + 1) * S, 1)) : 0;
     }
-    Tensor* sum_t = ctx.num_outputs() > 2 && ctx.output_requested(2) ? &ctx.allocate_output(2, dtype, out_shape) : nullptr;
+    Tensor* sum_t =
+        ctx.num_outputs() > 2 && ctx.output_requested(2) ? &ctx.allocate_output(2, dtype, out_shape) : nullptr;
     visit_float(dtype, [&](auto tag) {
       using T = typename decltype(tag)::type;
       using A = compute_t<T>;

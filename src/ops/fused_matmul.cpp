@@ -35,8 +35,8 @@ class FusedMatMulOp : public OpKernel {
     const Tensor& b = ctx.input(1);
     if (!(a.dtype() == b.dtype())) fail(label + ": A is " + dtype_name(a.dtype()) + ", B is " + dtype_name(b.dtype()));
     if ((trans_batch_a_ || trans_batch_b_) && !(a.rank() >= 3 && a.rank() == b.rank()))
-      fail(label + ": transBatchA/transBatchB need operands of equal rank >= 3, got " + shape_str(a.shape()) +
-           " and " + shape_str(b.shape()));
+      fail(label + ": transBatchA/transBatchB need operands of equal rank >= 3, got " + shape_str(a.shape()) + " and " +
+           shape_str(b.shape()));
     const std::vector<int64_t> pa = operand_perm(a.rank(), trans_batch_a_, trans_a_);
     const std::vector<int64_t> pb = operand_perm(b.rank(), trans_batch_b_, trans_b_);
     const MatMulGeometry g = matmul_geometry(label, permuted(a.shape(), pa), permuted(b.shape(), pb));
@@ -79,7 +79,8 @@ class FusedMatMulOp : public OpKernel {
 
 }  // namespace
 
-MPA_OP_TRAITS("com.microsoft", "FusedMatMul", {.precision = PrecisionClass::Accumulating, .sums_in = SumsIn::GemmSetting});
+MPA_OP_TRAITS("com.microsoft", "FusedMatMul",
+              {.precision = PrecisionClass::Accumulating, .sums_in = SumsIn::GemmSetting});
 MPA_REGISTER_OP("com.microsoft", "FusedMatMul", FusedMatMulOp, 1);
 
 }  // namespace mpa

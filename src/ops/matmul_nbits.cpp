@@ -46,8 +46,8 @@ class MatMulNBitsOp : public OpKernel {
       fail(who + ": A must be float, float16 or bfloat16, got " + dtype_name(a.dtype()));
     auto expect = [&](const Tensor& t, DType dtype, int64_t count, const std::string& what) {
       if (!(t.dtype() == dtype && t.numel() == count))
-        fail(who + ": " + what + " must be " + dtype_name(dtype) + " with " + std::to_string(count) + " elements, got " +
-             dtype_name(t.dtype()) + " " + shape_str(t.shape()));
+        fail(who + ": " + what + " must be " + dtype_name(dtype) + " with " + std::to_string(count) +
+             " elements, got " + dtype_name(t.dtype()) + " " + shape_str(t.shape()));
     };
     expect(b, DType::UInt8, N_ * blocks * blob, "B");
     expect(scales, a.dtype(), N_ * blocks, "scales");
@@ -87,8 +87,10 @@ class MatMulNBitsOp : public OpKernel {
               const int64_t blk = block_of[k];
               const float scale = load(scales.data<T>()[n * blocks + blk]);
               float zp = static_cast<float>(1 << (bits_ - 1));
-              if (packed_zero_points) zp = unpack(zero_points->data<uint8_t>() + n * zp_row_bytes, blk);
-              else if (zero_points) zp = load(zero_points->data<T>()[n * blocks + blk]);
+              if (packed_zero_points)
+                zp = unpack(zero_points->data<uint8_t>() + n * zp_row_bytes, blk);
+              else if (zero_points)
+                zp = load(zero_points->data<T>()[n * blocks + blk]);
               w[n * K_ + k] = round_to_format(weight_format, (unpack(q, k) - zp) * scale);
             }
           }
@@ -115,7 +117,8 @@ class MatMulNBitsOp : public OpKernel {
 
 }  // namespace
 
-MPA_OP_TRAITS("com.microsoft", "MatMulNBits", {.precision = PrecisionClass::Accumulating, .sums_in = SumsIn::GemmSetting});
+MPA_OP_TRAITS("com.microsoft", "MatMulNBits",
+              {.precision = PrecisionClass::Accumulating, .sums_in = SumsIn::GemmSetting});
 MPA_REGISTER_OP("com.microsoft", "MatMulNBits", MatMulNBitsOp, 1);
 
 }  // namespace mpa

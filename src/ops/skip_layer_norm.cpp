@@ -24,7 +24,8 @@ int64_t skip_rows(const std::string& who, const Tensor& input, const Tensor& ski
   return shape_numel(tail) / std::max<int64_t>(hidden, 1);
 }
 
-template <class Stats, bool kHasBeta> class SkipNormOp : public OpKernel {
+template <class Stats, bool kHasBeta>
+class SkipNormOp : public OpKernel {
  public:
   explicit SkipNormOp(const OpInit& init) : epsilon_(init.get_float("epsilon", 1e-12f)) {}
 
@@ -35,7 +36,8 @@ template <class Stats, bool kHasBeta> class SkipNormOp : public OpKernel {
     const Tensor& skip = ctx.input(1);
     const std::string who = ctx.node().label();
     if (!(x.rank() >= 1)) fail(who + ": input must have rank >= 1, got " + shape_str(x.shape()));
-    if (!(skip.dtype() == x.dtype())) fail(who + ": skip is " + dtype_name(skip.dtype()) + ", input " + dtype_name(x.dtype()));
+    if (!(skip.dtype() == x.dtype()))
+      fail(who + ": skip is " + dtype_name(skip.dtype()) + ", input " + dtype_name(x.dtype()));
     const int64_t n = x.shape().back();
     const int64_t rows = n == 0 ? 0 : x.numel() / n;
     const int64_t skip_count = skip_rows(who, x, skip, n);
@@ -68,8 +70,8 @@ template <class Stats, bool kHasBeta> class SkipNormOp : public OpKernel {
           for (int64_t i = 0; i < n; ++i) row[i] = load(xr[i]) + load(sr[i]) + (bias_t ? bias[i] : A(0));
           if (sum_t)
             for (int64_t i = 0; i < n; ++i) sum_t->data<T>()[r * n + i] = store<T>(row[i]);
-          const RowStats<A> st = normalize_sum_row<Stats>(row.data(), out + r * n, n, eps, gamma.data(),
-                                                          beta_t ? beta.data() : nullptr);
+          const RowStats<A> st =
+              normalize_sum_row<Stats>(row.data(), out + r * n, n, eps, gamma.data(), beta_t ? beta.data() : nullptr);
           if (mean_t) mean_t->data<A>()[r] = st.mean;
           if (inv_std_t) inv_std_t->data<A>()[r] = st.inv_std;
         }
