@@ -4,6 +4,8 @@
 // (position_ids [B, S] or [1, S]) or s when absent. Outputs: output [B, S, H]; mask_index int32 [B], the
 // number of ones in each row of mask (0 without a mask); embedding_sum [B, S, H], e stored once. Ids out of
 // their table fail naming the node, as onnxruntime fails.
+#include <algorithm>
+
 #include "ops/normalize.h"
 #include "ops/op.h"
 
