@@ -14,12 +14,23 @@ vocabulary, and writes into .cache/pypi-models/minilm/:
                         Mul(Sub(1.0, Cast(Unsqueeze(Unsqueeze(attention_mask)), float)), float32 lowest)
     input_ids.npy, attention_mask.npy, token_type_ids.npy   int64 [1, SEQ]: the sentence, right-padded
     tokens.txt          the WordPiece tokens and ids, for people
+    minilm_where_optimized.onnx, minilm_mul_optimized.onnx
+                        each model through onnxruntime's transformer optimizer (optimize_model, model_type
+                        "bert", 12 heads, hidden 384), as people deploy BERT on onnxruntime: com.microsoft
+                        EmbedLayerNormalization, SkipLayerNormalization and BiasGelu in both, Attention in the
+                        Mul style only (onnxruntime 1.22's attention fusion does not recognise the Where mask)
 
 Both graphs then add the mask to every layer's scaled scores, Add(Div(MatMul(q, k^T), sqrt(32)), mask) ->
 Softmax, and are otherwise identical: opset 17, static shapes [1, SEQ], node names as torch.onnx names them
 (/encoder/layer.0/attention/self/Add, .../Softmax, ...), GELU written with Erf, LayerNormalization, the graph
 laid out with bench/make_models.py's GraphBuilder. Output `last_hidden_state` float32 [1, SEQ, 384] (the
 sentence embedding is its mean over the real tokens; the pooler is not part of the graph).
+
+Before optimizing, the position ids go back to the form torch.onnx exports for HF BertEmbeddings
+(position_ids[:, :Shape(input_ids)[1]] as Shape, Gather, Unsqueeze, Slice of the [1, 512] buffer): the
+optimizer's EmbedLayerNormalization fusion matches that form, not the folded constant. The optimizer runs at
+opt_level 0 (its own fusions only: levels 1 and 2 first run onnxruntime's graph optimizer, which needs torch
+in onnxruntime 1.22's script).
 
 In FP16 the float32 lowest (-3.4028235e38) overflows to -inf: the Where style still gives a finite output
 (Softmax turns -inf into 0), the Mul style computes 0 * -inf = NaN at every real token. models/check_minilm.py
@@ -60,8 +71,8 @@ SENTENCE = "mixed precision audits find the layers that break in half precision"
 SEQ = 24  # 14 real tokens ([CLS] ... [SEP]) then 10 of padding
 FLOAT32_LOWEST = float(np.finfo(np.float32).min)  # torch.finfo(torch.float32).min = -3.4028234663852886e38
 STYLES = ("where", "mul")
-OUTPUTS = [f"minilm_{s}.onnx" for s in STYLES] + ["input_ids.npy", "attention_mask.npy", "token_type_ids.npy",
-                                                  "tokens.txt"]
+OUTPUTS = ([f"minilm_{s}.onnx" for s in STYLES] + [f"minilm_{s}_optimized.onnx" for s in STYLES]
+           + ["input_ids.npy", "attention_mask.npy", "token_type_ids.npy", "tokens.txt"])
 
 
 def _load_graph_builder():
@@ -301,6 +312,52 @@ def build_minilm(weights: dict[str, np.ndarray], config: dict, style: str) -> on
     return model
 
 
+def with_exported_position_ids(model: onnx.ModelProto, position_ids: np.ndarray) -> onnx.ModelProto:
+    """A copy of `model` whose position embedding Gather reads position_ids[:, :Shape(input_ids)[1]] computed
+    in the graph, as torch.onnx exports HF BertEmbeddings, instead of the folded [1, SEQ] constant."""
+    model = onnx.ModelProto.FromString(model.SerializeToString())
+    g = model.graph
+    gather = next(n for n in g.node if n.name == "/embeddings/position_embeddings/Gather")
+    folded = gather.input[1]
+    prefix = "/embeddings/position_ids"
+    constants = {"embeddings.position_ids": position_ids.astype(np.int64),
+                 f"{prefix}/axis1": np.array(1, np.int64), f"{prefix}/axes0": np.array([0], np.int64),
+                 f"{prefix}/starts": np.array([0], np.int64), f"{prefix}/axes": np.array([1], np.int64),
+                 f"{prefix}/steps": np.array([1], np.int64)}
+    kept = [t for t in g.initializer if t.name not in (folded, *constants)]
+    del g.initializer[:]
+    g.initializer.extend(kept + [numpy_helper.from_array(v, k) for k, v in constants.items()])
+    nodes = [helper.make_node("Shape", ["input_ids"], [f"{prefix}/Shape_output_0"], name=f"{prefix}/Shape"),
+             helper.make_node("Gather", [f"{prefix}/Shape_output_0", f"{prefix}/axis1"], [f"{prefix}/Gather_output_0"],
+                              name=f"{prefix}/Gather", axis=0),
+             helper.make_node("Unsqueeze", [f"{prefix}/Gather_output_0", f"{prefix}/axes0"],
+                              [f"{prefix}/Unsqueeze_output_0"], name=f"{prefix}/Unsqueeze"),
+             helper.make_node("Slice", ["embeddings.position_ids", f"{prefix}/starts", f"{prefix}/Unsqueeze_output_0",
+                                        f"{prefix}/axes", f"{prefix}/steps"], [f"{prefix}/Slice_output_0"],
+                              name=f"{prefix}/Slice")]
+    at = list(g.node).index(gather)
+    for i, node in enumerate(nodes):
+        g.node.insert(at + i, node)
+    gather.input[1] = f"{prefix}/Slice_output_0"
+    return model
+
+
+def write_optimized(model: onnx.ModelProto, config: dict, position_ids: np.ndarray, path: Path) -> list[str]:
+    """Writes `model` through onnxruntime's transformer optimizer for BERT (its fusions only, opt_level 0) to
+    `path`, saved as the optimizer saves (which imports com.microsoft); returns the contrib ops it contains."""
+    from onnxruntime.transformers import optimizer
+
+    opt = optimizer.optimize_model(with_exported_position_ids(model, position_ids), model_type="bert",
+                                   num_heads=config["num_attention_heads"], hidden_size=config["hidden_size"],
+                                   opt_level=0)
+    opt.model.producer_name = PRODUCER
+    opt.model.doc_string = model.doc_string + ", fused by onnxruntime.transformers.optimizer (bert, opt_level 0)"
+    tmp = path.with_name(path.name + ".tmp.part")
+    opt.save_model_to_file(str(tmp))
+    os.replace(tmp, path)
+    return sorted({n.op_type for n in opt.model.graph.node if n.domain == "com.microsoft"})
+
+
 # --------------------------------------------------------------------------
 # Main
 # --------------------------------------------------------------------------
@@ -310,7 +367,10 @@ def stamp_of(src: Path) -> str:
     for path in (Path(__file__).resolve(), BENCH_MODELS, src / "model.safetensors", src / "tokenizer.json",
                  src / "config.json"):
         h.update(path.name.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
-    h.update(f"onnx {onnx.__version__} numpy {np.__version__} seq {SEQ} {SENTENCE}".encode())
+    import onnxruntime
+
+    h.update(f"onnx {onnx.__version__} numpy {np.__version__} onnxruntime {onnxruntime.__version__} seq {SEQ} "
+             f"{SENTENCE}".encode())
     return h.hexdigest()
 
 
@@ -356,6 +416,9 @@ def main(argv: list[str] | None = None) -> int:
         data = model.SerializeToString()
         write_atomic(args.out / f"minilm_{style}.onnx", data)
         print(f"make_minilm: minilm_{style}.onnx: {len(model.graph.node)} nodes, {len(data) / 2**20:.1f} MiB")
+        contrib = write_optimized(model, config, weights["embeddings.position_ids"],
+                                  args.out / f"minilm_{style}_optimized.onnx")
+        print(f"make_minilm: minilm_{style}_optimized.onnx: com.microsoft {', '.join(contrib)}")
     write_atomic(args.out / "input_ids.npy", npy_bytes(ids))
     write_atomic(args.out / "attention_mask.npy", npy_bytes(mask))
     write_atomic(args.out / "token_type_ids.npy", npy_bytes(types))

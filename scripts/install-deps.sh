@@ -99,5 +99,6 @@ PY
 fi
 
 # all-MiniLM-L6-v2 as ONNX, from the weights above, in the two attention-mask styles of PyTorch exports
-# (.cache/pypi-models/minilm/minilm_where.onnx, minilm_mul.onnx and their inputs). Skips itself when up to date.
+# (.cache/pypi-models/minilm/minilm_where.onnx, minilm_mul.onnx and their inputs), and each through
+# onnxruntime's transformer optimizer (minilm_*_optimized.onnx). Skips itself when up to date.
 "$VENV/bin/python" models/make_minilm.py

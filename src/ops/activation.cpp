@@ -3,6 +3,7 @@
 #include "kernels/binary.h"
 #include "kernels/unary.h"
 #include "ops/elementwise.h"
+#include "ops/gelu.h"
 
 namespace mpa {
 
@@ -49,22 +50,7 @@ GeluF make_functor<GeluF>(const OpInit& init) {
   return {approximate == "tanh"};
 }
 
-// ORT CUDA EP rule (docs/numerics.md, "Gelu/FastGelu (ORT fused)"): Gelu(approximate="tanh") on fp16 runs
-// ORT's FastGelu kernel in half arithmetic, cdf = a + a * tanh(x * (c * x * x + b)), y = x * cdf, with the
-// constants in fp16 and one RN16 after every operation (tanh via tanhf on the float value). The exact Gelu
-// is not affected: its fp16 kernel computes in float and rounds once (ORT's OP_Gelu<half>), as Generic does.
-struct OrtCudaHalfTanhGeluF {
-  MPA_HD float operator()(float x) const {
-    auto rn16 = [](float v) { return round_to_format(Format::FP16, v); };
-    const float a = rn16(0.5f), b = rn16(0.7978845608028654f), c = rn16(0.035677408136300125f);
-    x = rn16(x);
-    const float inner = rn16(rn16(rn16(c * x) * x) + b);
-    const float cdf = rn16(a + rn16(a * rn16(dmath::tanh(rn16(x * inner)))));
-    return rn16(x * cdf);
-  }
-};
-
-// Gelu: the shared functor, or the ORT rule above.
+// Gelu: the shared functor, or the ORT rule of ops/gelu.h.
 class GeluOp : public OpKernel {
  public:
   explicit GeluOp(const OpInit& init)

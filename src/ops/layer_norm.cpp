@@ -1,8 +1,9 @@
-// LayerNormalization (17) and RMSNormalization (23): the tensor is [rows, n] with n = prod(shape[axis:]);
-// each row is normalised by its own statistics (mean and variance, or mean square) and scaled (and
-// shifted) by Scale/B broadcast over shape[axis:]. Statistics are computed in float for 16-bit storage
-// (stash_type 1) and in double for float64. LayerNormalization's optional Mean and InvStdDev outputs have
-// shape[:axis] + [1] * (rank - axis), in float (double for float64 input).
+// LayerNormalization (17), RMSNormalization (23) and onnxruntime's SimplifiedLayerNormalization: the tensor
+// is [rows, n] with n = prod(shape[axis:]); each row is normalised by its own statistics (mean and variance,
+// or mean square) and scaled (and shifted) by Scale/B broadcast over shape[axis:]. Statistics are computed
+// in float for 16-bit storage (stash_type 1) and in double for float64. LayerNormalization's optional Mean
+// and InvStdDev outputs, and SimplifiedLayerNormalization's InvStdDev, have shape[:axis] + [1] * (rank -
+// axis), in float (double for float64 input).
 #include "kernels/normalize.h"
 #include "ops/normalize.h"
 #include "ops/op.h"
@@ -11,7 +12,8 @@
 namespace mpa {
 namespace {
 
-template <class Stats, bool kHasBias>
+// kMeanOut, kInvStdOut: the output indices of the optional statistics (-1: none).
+template <class Stats, bool kHasBias, int kMeanOut, int kInvStdOut>
 class TrailingNormOp : public OpKernel {
  public:
   explicit TrailingNormOp(const OpInit& init)
@@ -33,14 +35,13 @@ class TrailingNormOp : public OpKernel {
       const std::vector<A> scale = param_expanded<A>(scale_t, norm_shape, who, "Scale");
       std::vector<A> bias;
       if (bias_t) bias = param_expanded<A>(*bias_t, norm_shape, who, "B");
-      // Optional statistics outputs (LayerNormalization only).
-      A* mean_out = nullptr;
-      A* inv_std_out = nullptr;
       const DType stat_type = dtype_of<A>;
-      if (kHasBias && ctx.num_outputs() > 1 && ctx.output_requested(1))
-        mean_out = ctx.allocate_output(1, stat_type, stat_shape).template data<A>();
-      if (kHasBias && ctx.num_outputs() > 2 && ctx.output_requested(2))
-        inv_std_out = ctx.allocate_output(2, stat_type, stat_shape).template data<A>();
+      auto statistic = [&](int i) -> A* {
+        const bool wanted = i >= 0 && ctx.num_outputs() > static_cast<size_t>(i) && ctx.output_requested(i);
+        return wanted ? ctx.allocate_output(i, stat_type, stat_shape).template data<A>() : nullptr;
+      };
+      A* mean_out = statistic(kMeanOut);
+      A* inv_std_out = statistic(kInvStdOut);
       const T* in = x.data<T>();
       T* out = y.data<T>();
       const A eps = static_cast<A>(epsilon_);
@@ -60,8 +61,9 @@ class TrailingNormOp : public OpKernel {
   float epsilon_;
 };
 
-using LayerNormalizationKernel = TrailingNormOp<MeanInvStdRow, true>;
-using RMSNormalizationKernel = TrailingNormOp<RmsInvRow, false>;
+using LayerNormalizationKernel = TrailingNormOp<MeanInvStdRow, true, 1, 2>;
+using RMSNormalizationKernel = TrailingNormOp<RmsInvRow, false, -1, -1>;
+using SimplifiedLayerNormalizationKernel = TrailingNormOp<RmsInvRow, false, -1, 1>;
 
 }  // namespace
 
@@ -71,5 +73,10 @@ MPA_REGISTER_OP("", "LayerNormalization", LayerNormalizationKernel, 17);
 MPA_OP_TRAITS("", "RMSNormalization",
               {.precision = PrecisionClass::Accumulating, .sums_in = SumsIn::Fp32, .host_inputs = {1, 2}});
 MPA_REGISTER_OP("", "RMSNormalization", RMSNormalizationKernel, 23);
+// onnxruntime's contrib op of RMS normalisation, registered by it in the ONNX domain (since 1) and emitted
+// by its transformer optimizer: RMSNormalization with an optional inv_std_var output (output 1).
+MPA_OP_TRAITS("", "SimplifiedLayerNormalization",
+              {.precision = PrecisionClass::Accumulating, .sums_in = SumsIn::Fp32, .host_inputs = {1}});
+MPA_REGISTER_OP("", "SimplifiedLayerNormalization", SimplifiedLayerNormalizationKernel, 1);
 
 }  // namespace mpa

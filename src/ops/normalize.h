@@ -103,6 +103,18 @@ template <class A> std::vector<A> param_expanded(const Tensor& t, const Shape& t
   return out;
 }
 
+// The fused normalisations (SkipLayerNormalization, EmbedLayerNormalization) normalise a sum they form
+// themselves: the sum stays in the compute type, unrounded, as onnxruntime's CPU kernels keep it. `row` holds
+// it (n values) and is overwritten with the normalised values, which are stored into `out` once.
+template <class Stats, class T>
+RowStats<compute_t<T>> normalize_sum_row(compute_t<T>* row, T* out, int64_t n, compute_t<T> epsilon,
+                                         const compute_t<T>* scale, const compute_t<T>* bias) {
+  const RowStats<compute_t<T>> stats = Stats{}(row, n, epsilon);
+  NormalizeAffineRow{}(row, row, n, stats, scale, 1, bias, 1);
+  for (int64_t i = 0; i < n; ++i) out[i] = store<T>(row[i]);
+  return stats;
+}
+
 // x viewed as [N, C, S]: channels split into `groups` contiguous groups whose statistics come from
 // stats(n, g, group_row, group_len) -> RowStats; each channel c is then normalised with scale[c], bias[c].
 template <class T, class Stats>

@@ -124,7 +124,8 @@ std::string OpRegistry::why_unsupported(std::string_view backend, const std::str
   const std::string name = domain.empty() ? op_type : domain + "." + op_type;
   // The CPU runs every op mpaudit knows: an op it lacks is unsupported, one another backend lacks is its gap.
   if (it == table_.end())
-    return backend == "cpu" ? "operator " + name + " is not supported"
+    return backend == "cpu" ? "operator " + name + " is not supported (domain " +
+                                  (domain.empty() ? "ai.onnx" : domain) + ", opset " + std::to_string(opset) + ")"
                             : "the " + std::string(backend) + " backend has no kernel for " + name;
   return "operator " + name + " at opset " + std::to_string(opset) + " is older than the first supported version " +
          std::to_string(it->second.by_since.front().first);

@@ -59,6 +59,15 @@ class OneNode {
     return *this;
   }
 
+  // The node's operator domain, imported at version 1 (e.g. "com.microsoft" for onnxruntime's contrib ops).
+  OneNode& domain(const std::string& name) {
+    domain_ = name;
+    auto* import = builder_.model().add_opset_import();
+    import->set_domain(name);
+    import->set_version(1);
+    return *this;
+  }
+
   // Output "y" of a run on `feeds` (one tensor per input name, in order). A fresh session per run: one
   // node costs nothing to load, and each run may use other options.
   Tensor run(const std::vector<Tensor>& feeds, const SessionOptions& options) const {
@@ -81,13 +90,14 @@ class OneNode {
     ModelBuilder b = builder_;
     for (size_t i = 0; i < feeds.size(); ++i) b.input(input_names_[i], onnx_type(feeds[i].dtype()), feeds[i].shape());
     onnx::NodeProto& node = b.node(op_, input_names_, {"y"});
+    node.set_domain(domain_);
     for (const auto& set : attributes_) set(*node.add_attribute());
     b.output("y", output_type_);
     return load_model_from_bytes(b.bytes(), ".", op_ + ".onnx").graph;
   }
 
   ModelBuilder builder_;
-  std::string op_;
+  std::string op_, domain_;
   std::vector<std::string> input_names_;
   int32_t output_type_;
   std::vector<std::function<void(onnx::AttributeProto&)>> attributes_;

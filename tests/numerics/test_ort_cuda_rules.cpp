@@ -90,6 +90,18 @@ TEST(OrtCudaRules, ExactGeluIsUnchanged) {
   EXPECT_EQ(std::memcmp(generic.data<float>(), ort.data<float>(), x.size() * sizeof(float)), 0);
 }
 
+// com.microsoft Gelu runs ORT's half _Gelu: at x = -3.671875 erf(x * sqrt(1/2)) = -0.99976 rounds to -1 in
+// fp16, so 1 + erf = 0 and y = -0; float op math gives -0.000442.
+TEST(OrtCudaRules, ContribGeluRunsInHalfArithmetic) {
+  OneNode gelu("Gelu", {"x"});
+  gelu.domain("com.microsoft");
+  const std::vector<Tensor> feeds{float_tensor({-3.671875f}, {1})};
+  EXPECT_NEAR(first(gelu.run(feeds, kGeneric)), -0.000442f, 1e-6f);
+  const float ort = first(gelu.run(feeds, kOrtCuda));
+  EXPECT_EQ(ort, 0.f);
+  EXPECT_TRUE(std::signbit(ort));
+}
+
 // Under storage FP32 the profile changes nothing (the rules are fp16 rules).
 TEST(OrtCudaRules, NoRuleAppliesAtFp32) {
   SessionOptions fp32;

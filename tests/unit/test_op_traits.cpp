@@ -62,3 +62,25 @@ TEST(OpTraits, PrecisionClassesAndWhereSumsRun) {
   for (const char* op : {"Relu", "MaxPool", "Gather", "Equal", "ArgMax", "Where"})
     EXPECT_EQ(registry.traits("", op)->precision, PrecisionClass::Exact) << op;
 }
+
+// onnxruntime's contrib ops (com.microsoft): the fused normalisations sum in FP32, the fused and quantised GEMMs
+// follow --accumulate, the GELU variants are transcendental, BiasAdd is two additions.
+TEST(OpTraits, ContribOps) {
+  const OpRegistry& registry = OpRegistry::instance();
+  const std::string ms = "com.microsoft";
+  for (const char* op : {"SkipLayerNormalization", "SkipSimplifiedLayerNormalization", "EmbedLayerNormalization"}) {
+    ASSERT_NE(registry.traits(ms, op), nullptr) << op;
+    EXPECT_EQ(registry.traits(ms, op)->sums_in, SumsIn::Fp32) << op;
+  }
+  EXPECT_EQ(registry.traits("", "SimplifiedLayerNormalization")->sums_in, SumsIn::Fp32);
+  for (const char* op : {"FusedMatMul", "MatMulNBits"}) {
+    ASSERT_NE(registry.traits(ms, op), nullptr) << op;
+    EXPECT_EQ(registry.traits(ms, op)->sums_in, SumsIn::GemmSetting) << op;
+  }
+  for (const char* op : {"Gelu", "FastGelu", "BiasGelu", "QuickGelu"}) {
+    ASSERT_NE(registry.traits(ms, op), nullptr) << op;
+    EXPECT_EQ(registry.traits(ms, op)->precision, PrecisionClass::Transcendental) << op;
+  }
+  ASSERT_NE(registry.traits(ms, "BiasAdd"), nullptr);
+  EXPECT_EQ(registry.traits(ms, "BiasAdd")->precision, PrecisionClass::Elementwise);
+}
