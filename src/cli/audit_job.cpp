@@ -175,6 +175,12 @@ AuditJob::AuditJob(AuditJobArgs args) : args_(std::move(args)), loaded_(std::mak
   naming_file(args_.model, [&] { load(); });
 }
 
+const Model& AuditJob::model() const { return loaded_->model; }
+const std::string& AuditJob::model_sha256() const { return loaded_->sha256; }
+const AuditOptions& AuditJob::options() const { return loaded_->options; }
+const SampleSource& AuditJob::samples() const { return *loaded_->samples; }
+std::pair<int64_t, int64_t> AuditJob::sample_range() const { return {loaded_->first, loaded_->last}; }
+
 void AuditJob::check_gates(const std::vector<std::string>& fail_on) const {
   std::vector<std::string> targets, outputs;
   for (Format f : loaded_->options.targets) targets.emplace_back(format_name(f));

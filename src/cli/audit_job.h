@@ -59,6 +59,12 @@ class AuditJob {
   AuditRun run(const std::vector<std::string>& keep_fp32, const AuditProgress& progress = {},
                const std::atomic<bool>* cancel = nullptr, const std::string& only_format = "") const;
   const AuditJobArgs& args() const { return args_; }
+  // What the job audits, for commands that also run the model themselves (fix's mixed-precision runs).
+  const Model& model() const;
+  const std::string& model_sha256() const;
+  const AuditOptions& options() const;
+  const SampleSource& samples() const;
+  std::pair<int64_t, int64_t> sample_range() const;  // [first, last): the shard's samples
   // Fails (mpa::Error) when a --fail-on expression is malformed or names a target or output that the
   // report will not have: checked before a long audit rather than after it.
   void check_gates(const std::vector<std::string>& fail_on) const;

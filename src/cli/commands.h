@@ -10,6 +10,7 @@ using Action = std::function<int()>;
 Action add_inspect(CLI::App& app);
 Action add_run(CLI::App& app);
 Action add_audit(CLI::App& app);
+Action add_fix(CLI::App& app);
 Action add_merge(CLI::App& app);
 Action add_diff(CLI::App& app);
 Action add_html(CLI::App& app);

@@ -67,6 +67,8 @@ int main(int argc, char** argv) {
   add("run", "Run a model in FP32 and save or summarise its outputs", mpa::cli::add_run);
   add("audit", "Run a model in FP32 and in low precision side by side and name the layers that break",
       mpa::cli::add_audit);
+  add("fix", "Find the smallest verified set of nodes to keep in FP32 and export it for deployment tools",
+      mpa::cli::add_fix);
   add("merge", "Join audit reports of the same model made on different samples or machines", mpa::cli::add_merge);
   add("diff", "Say what changed between two audit reports (e.g. main's and a pull request's)", mpa::cli::add_diff);
   add("html", "Write a report as one self-contained HTML page that opens offline", mpa::cli::add_html);

@@ -1,0 +1,58 @@
+#include "reports/fix_report.h"
+
+#include "probes/probe_common.h"
+
+namespace mpa::report {
+
+namespace {
+
+nlohmann::ordered_json gate_values(const std::vector<FixGateValue>& values) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const FixGateValue& v : values)
+    out.push_back({{"gate", v.gate}, {"output", v.output}, {"value", probes::number_or_null(v.value)}, {"held", v.held}});
+  return out;
+}
+
+}  // namespace
+
+nlohmann::ordered_json to_json(const FixReport& r) {
+  nlohmann::ordered_json keep = nlohmann::ordered_json::array();
+  for (const KeptNode& k : r.keep)
+    keep.push_back({{"node", k.node},
+                    {"op_type", k.op_type},
+                    {"outputs", k.outputs},
+                    {"audit_verdict", k.audit_verdict},
+                    {"audit_reasons", k.audit_reasons},
+                    {"needed_because", gate_values(k.needed_because)}});
+  nlohmann::ordered_json trials = nlohmann::ordered_json::array();
+  for (const FixTrial& t : r.trials) trials.push_back({{"purpose", t.purpose}, {"kept", t.kept}, {"pass", t.pass}});
+  return {{"schema", kFixSchema},
+          {"tool", {{"name", "mpaudit"}, {"version", r.tool_version}}},
+          {"model", {{"path", r.model_path}, {"sha256", r.model_sha256}}},
+          {"config",
+           {{"target", r.target},
+            {"reference", r.reference},
+            {"inputs", r.inputs},
+            {"samples", r.samples},
+            {"gates", r.gates},
+            {"forced_fp32", r.forced_fp32}}},
+          {"met", r.met},
+          {"minimal", r.minimal},
+          {"note", r.note},
+          {"keep", keep},
+          {"before", gate_values(r.before)},
+          {"after", gate_values(r.after)},
+          {"trials", trials},
+          {"cost",
+           {{"audit_run_equivalents", r.audit_run_equivalents},
+            {"reference_runs", r.reference_runs},
+            {"mixed_runs", r.mixed_runs},
+            {"total_run_equivalents",
+             r.audit_run_equivalents + static_cast<double>(r.reference_runs + r.mixed_runs)}}}};
+}
+
+std::string serialize(const FixReport& report) {
+  return to_json(report).dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace mpa::report

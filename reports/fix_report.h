@@ -1,0 +1,53 @@
+// The JSON report of `mpaudit fix` (schema reports/schema/mpaudit.fix.1.json): the verified keep-set, why
+// each kept node is needed, the gates before and after, every mixed-precision run the search made, and its
+// cost. Deterministic for the same model, inputs and options: no clock, no machine facts. NaN is null.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace mpa::report {
+
+inline constexpr const char* kFixSchema = "mpaudit.fix/1";
+
+struct FixGateValue {
+  std::string gate, output;
+  double value = 0;
+  bool held = true;
+};
+
+struct KeptNode {
+  std::string node, op_type;
+  std::vector<std::string> outputs;     // its output tensors: unnamed nodes are known by them
+  std::string audit_verdict;            // the audit's verdict on the node in the target: safe, warn, unsafe
+  std::vector<std::string> audit_reasons;  // the audit's reason codes (overflow, underflow, ...)
+  std::vector<FixGateValue> needed_because;  // the gates that fail with the node in the target format
+};
+
+struct FixTrial {
+  std::string purpose;
+  int64_t kept = 0;
+  bool pass = false;
+};
+
+struct FixReport {
+  std::string tool_version, model_path, model_sha256;
+  std::string target, reference, inputs;
+  int64_t samples = 0;
+  std::vector<std::string> gates;
+  std::vector<std::string> forced_fp32;  // --keep-fp32: kept in every run whatever the search finds
+  bool met = false, minimal = false;
+  std::string note;
+  std::vector<KeptNode> keep;
+  std::vector<FixGateValue> before, after;  // all in the target format; with the keep-set
+  std::vector<FixTrial> trials;
+  // Cost in full-run equivalents (one run of the model over every sample): the audit that seeds the search
+  // (reference, target and isolated passes), the reference outputs, and the mixed-precision runs.
+  double audit_run_equivalents = 0;
+  int64_t reference_runs = 0, mixed_runs = 0;
+};
+
+nlohmann::ordered_json to_json(const FixReport& report);
+std::string serialize(const FixReport& report);  // deterministic text, 1-space indent
+
+}  // namespace mpa::report

@@ -1,0 +1,208 @@
+// `mpaudit fix`: the smallest verified set of nodes to keep in FP32 (fix/keep_search.h), seeded by an
+// audit of the same model and samples, judged by real mixed-precision runs against output gates; a
+// summary, the JSON fix report, and the keep-set as flags for the tools people deploy with.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+#include "cli/arg_groups.h"
+#include "cli/audit_job.h"
+#include "cli/commands.h"
+#include "cli/progress.h"
+#include "fix/keep_list.h"
+#include "fix/keep_search.h"
+#include "fix/mixed_runs.h"
+#include "io/npy.h"
+#include "reports/fix_report.h"
+
+namespace mpa::cli {
+
+namespace {
+
+struct FixArgs {
+  AuditJobArgs job;
+  std::vector<std::string> gates;
+  std::string json_path;
+  std::vector<std::string> keep_lists;  // FORMAT=PATH
+  int max_runs = 64;
+  bool quiet = false;
+};
+
+// Every top-level node with a measured floating output, strongest evidence first: unsafe, then warned,
+// then by how far the propagated error drops at the node (dB), then in graph order.
+std::vector<std::string> candidates_by_evidence(const report::Report& rep, const std::string& target) {
+  struct Ranked {
+    const report::NodeStats* node;
+    int level;
+    double jump;
+  };
+  std::vector<Ranked> ranked;
+  for (const report::NodeStats& n : rep.nodes) {
+    if (!n.scope.empty()) continue;
+    const bool floating = std::any_of(n.tensors.begin(), n.tensors.end(), [](const auto& t) { return t.measured; });
+    const auto t = n.targets.find(target);
+    if (!floating || t == n.targets.end()) continue;
+    ranked.push_back({&n, t->second.verdict == report::Verdict::Unsafe ? 0 : t->second.verdict == report::Verdict::Warn ? 1 : 2,
+                      t->second.propagated_jump_db});
+  }
+  std::stable_sort(ranked.begin(), ranked.end(), [](const Ranked& a, const Ranked& b) {
+    return a.level != b.level ? a.level < b.level : a.jump > b.jump;
+  });
+  std::vector<std::string> names;
+  for (const Ranked& r : ranked) names.push_back(r.node->name);
+  return names;
+}
+
+std::vector<report::FixGateValue> to_report(const std::vector<fix::GateValue>& values) {
+  std::vector<report::FixGateValue> out;
+  for (const fix::GateValue& v : values) out.push_back({v.gate, v.output, v.value, v.held});
+  return out;
+}
+
+// The audit's share of full-run equivalents: its reference and target passes, and the nodes it ran alone.
+double audit_run_equivalents(const report::Report& rep, const std::string& target) {
+  int64_t executions = 0, isolated = 0;
+  for (const report::NodeStats& n : rep.nodes) {
+    if (!n.scope.empty()) continue;
+    executions += n.executions;
+    const auto t = n.targets.find(target);
+    isolated += n.executions - (t == n.targets.end() ? n.executions : t->second.isolated_skipped);
+  }
+  return 2.0 + (executions ? static_cast<double>(isolated) / static_cast<double>(executions) : 0.0);
+}
+
+std::string gate_line(const fix::GateValue& v) {
+  char value[32];
+  std::snprintf(value, sizeof value, "%.4g", v.value);
+  return v.gate + " on '" + v.output + "': " + (std::isnan(v.value) ? "n/a" : value) + (v.held ? "" : " (fails)");
+}
+
+void print_summary(const report::FixReport& r, const fix::SearchResult& result, const std::vector<fix::GateValue>& before) {
+  std::printf("fix %s: %s\n", r.target.c_str(),
+              r.met ? (r.keep.empty() ? "the whole model meets the gates in the target format; nothing to keep"
+                                      : ("keep " + std::to_string(r.keep.size()) + " node" +
+                                         (r.keep.size() == 1 ? "" : "s") + " in fp32" +
+                                         (r.minimal ? " (each one needed: without it a gate fails)" : ""))
+                                            .c_str())
+                    : "no keep-set meets the gates");
+  for (const report::KeptNode& k : r.keep) {
+    std::string why;
+    for (const report::FixGateValue& g : k.needed_because)
+      why += (why.empty() ? "" : "; ") + gate_line({g.gate, g.output, g.value, g.held});
+    std::printf("  %s (%s)%s%s\n", k.node.c_str(), k.op_type.c_str(),
+                k.audit_verdict == "safe" ? "" : (", audit: " + k.audit_verdict).c_str(),
+                why.empty() ? "" : (": without it " + why).c_str());
+  }
+  std::printf("gates, all in %s -> with the keep-set:\n", r.target.c_str());
+  for (size_t i = 0; i < before.size(); ++i)
+    std::printf("  %s -> %s\n", gate_line(before[i]).c_str(),
+                result.trials.empty() || !r.met ? "-" : gate_line(fix::GateValue{r.after[i].gate, r.after[i].output, r.after[i].value, r.after[i].held}).c_str());
+  if (!r.note.empty()) std::printf("note: %s\n", r.note.c_str());
+  std::printf("cost: %.2f full-run equivalents (audit %.2f, reference %lld, mixed-precision runs %lld)\n",
+              r.audit_run_equivalents + static_cast<double>(r.reference_runs + r.mixed_runs), r.audit_run_equivalents,
+              static_cast<long long>(r.reference_runs), static_cast<long long>(r.mixed_runs));
+}
+
+int fix_model(const FixArgs& args) {
+  require(args.job.targets.size() <= 1, "fix searches one target format at a time: give one --target");
+  const AuditJob job(args.job);
+  const std::string target(format_name(job.options().targets.at(0)));
+  const std::vector<fix::KeepListExport> exports = fix::parse_keep_list_exports(args.keep_lists);
+  if (!args.json_path.empty()) check_can_write(args.json_path);
+  for (const fix::KeepListExport& e : exports) check_can_write(e.path);
+
+  // The audit: which nodes are unsafe and where the error jumps, to order the search.
+  Progress bar(!args.quiet, "audit", "node runs");
+  const AuditRun audit = job.run(args.job.keep_fp32, [&](int64_t done, int64_t total, const auto&) { bar.show(done, total); });
+  const auto [first, last] = job.sample_range();
+  fix::MixedRuns runs(job.model().graph, job.samples(), first, last, job.options());
+  std::vector<fix::OutputGate> gates;
+  for (const std::string& g : args.gates.empty() ? fix::default_output_gates() : args.gates)
+    gates.push_back(fix::parse_output_gate(g, runs.outputs()));
+
+  const fix::Verifier verify = [&](const std::vector<std::string>& keep) {
+    std::vector<std::string> kept = keep;
+    kept.insert(kept.end(), args.job.keep_fp32.begin(), args.job.keep_fp32.end());
+    fix::Verdict v;
+    v.gates = fix::check_output_gates(gates, runs.run(kept));
+    v.pass = fix::all_held(v.gates);
+    if (!args.quiet)
+      std::fprintf(stderr, "run %lld: %zu node%s in fp32: %s\n", static_cast<long long>(runs.runs()), keep.size(),
+                   keep.size() == 1 ? "" : "s", v.pass ? "gates hold" : "a gate fails");
+    return v;
+  };
+  const report::TargetSummary& summary = audit.report.summary.at(target);
+  const fix::SearchResult result =
+      fix::search_keep_set(summary.keep_fp32, candidates_by_evidence(audit.report, target), verify, {args.max_runs});
+
+  report::FixReport r;
+  r.tool_version = MPA_VERSION;
+  r.model_path = args.job.model;
+  r.model_sha256 = job.model_sha256();
+  r.target = target;
+  r.reference = args.job.reference;
+  r.inputs = audit.report.config.inputs;
+  r.samples = last - first;
+  for (const fix::OutputGate& g : gates) r.gates.push_back(g.text);
+  r.forced_fp32 = args.job.keep_fp32;
+  r.met = result.met;
+  r.minimal = result.minimal;
+  r.note = result.note;
+  for (const std::string& name : result.keep) {
+    const auto node = std::find_if(audit.report.nodes.begin(), audit.report.nodes.end(),
+                                   [&](const report::NodeStats& n) { return n.scope.empty() && n.name == name; });
+    report::KeptNode k{name, node->op_type, node->outputs, "safe", {}, {}};
+    const auto t = node->targets.find(target);
+    if (t != node->targets.end()) {
+      k.audit_verdict = report::verdict_name(t->second.verdict);
+      for (const report::Reason& reason : t->second.reasons) k.audit_reasons.push_back(reason.code);
+    }
+    const auto why = result.needed_because.find(name);
+    if (why != result.needed_because.end()) k.needed_because = to_report(why->second);
+    r.keep.push_back(std::move(k));
+  }
+  std::vector<fix::GateValue> before;
+  if (!result.trials.empty()) {
+    before = result.trials.front().verdict.gates;
+    r.before = to_report(before);
+    // The last run of the final set: the trial whose keep equals it.
+    for (auto t = result.trials.rbegin(); t != result.trials.rend(); ++t)
+      if (t->keep == result.keep) {
+        r.after = to_report(t->verdict.gates);
+        break;
+      }
+  }
+  for (const fix::Trial& t : result.trials) r.trials.push_back({t.purpose, static_cast<int64_t>(t.keep.size()), t.verdict.pass});
+  r.audit_run_equivalents = audit_run_equivalents(audit.report, target);
+  r.reference_runs = 1;
+  r.mixed_runs = runs.runs();
+
+  if (!args.json_path.empty()) write_file_atomic(args.json_path, report::serialize(r));
+  for (const fix::KeepListExport& e : exports)
+    write_file_atomic(e.path, fix::keep_list_text(e.format, result.keep, args.job.keep_fp32, args.job.model, target));
+  if (!args.quiet) print_summary(r, result, before);
+  return r.met ? 0 : 1;
+}
+
+}  // namespace
+
+Action add_fix(CLI::App& app) {
+  auto a = std::make_shared<FixArgs>();
+  app.add_option("model", a->job.model, "ONNX model file")->required();
+  add_audit_job_options(app, a->job);
+  app.add_option("--gate", a->gates,
+                 "what the mixed-precision model's outputs must meet, e.g. 'max_rel_err<=1e-3', 'cosine>=0.9999', "
+                 "'top1_agree>=0.99', 'output[boxes].max_abs_err<=0.05' (repeatable; default: every output "
+                 "element within the tolerances, mismatch_frac<=0, and nonfinite<=0)");
+  app.add_option("--json", a->json_path, "write the JSON fix report here (atomically)")->check(kNonEmptyPath);
+  app.add_option("--export-keep-list", a->keep_lists,
+                 "FORMAT=FILE: the keep-set as flags for trtexec, polygraphy, autocast (ModelOpt), "
+                 "onnxconverter (onnxconverter-common's node_block_list) or names (one per line); repeatable");
+  app.add_option("--max-runs", a->max_runs, "the most mixed-precision runs the search may make (default 64)")
+      ->check(CLI::Range(1, 100000));
+  app.add_flag("--quiet", a->quiet, "no progress and no summary; the exit code still tells");
+  return [a] { return naming_file(a->job.model, [&] { return fix_model(*a); }); };
+}
+
+}  // namespace mpa::cli

@@ -1,0 +1,55 @@
+// The search for the smallest set of nodes to keep in FP32 that makes a mixed-precision model meet its
+// gates. Every candidate set is judged by a real mixed-precision run (the Verifier); the audit only decides
+// the order in which nodes are tried:
+//   1. the whole model in the target format: when it meets the gates, nothing needs keeping;
+//   2. the audit's advice (its unsafe nodes and their harmed consumers), verified;
+//   3. while the set fails, the next candidates by evidence (unsafe, then warned, then by how far the
+//      propagated error jumps at the node) are added in batches of 1, 2, 4, ... (few runs for large sets);
+//   4. then every kept node, weakest evidence first, is tried without: dropped where the gates still hold,
+//      and sweeps repeat until one drops nothing, so that in the final set removing any single node breaks a
+//      gate — each such run is recorded as the reason the node is needed.
+#pragma once
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "fix/output_gates.h"
+
+namespace mpa::fix {
+
+struct Verdict {
+  bool pass = false;
+  std::vector<GateValue> gates;
+};
+
+// Runs the model with `keep` (node names) in FP32 and everything else in the target format, on every sample.
+using Verifier = std::function<Verdict(const std::vector<std::string>& keep)>;
+
+struct Trial {
+  std::string purpose;  // "all in the target format", "audit advice", "grow", "without NODE"
+  std::vector<std::string> keep;
+  Verdict verdict;
+};
+
+struct SearchResult {
+  bool met = false;                // a set meets the gates (the whole model in FP32 may be that set)
+  std::vector<std::string> keep;   // in candidate order
+  // For each kept node: the gates that fail without it (the run of the final sweep that tried it).
+  std::map<std::string, std::vector<GateValue>> needed_because;
+  bool minimal = false;            // every node of `keep` was tried without in the final set
+  std::vector<Trial> trials;
+  std::string note;                // why the search stopped short, when it did
+};
+
+struct SearchLimits {
+  int max_runs = 64;
+};
+
+// `advice`: the audit's keep-fp32 list; `candidates`: every node that may be kept, strongest evidence first
+// (the advice's nodes among them). `verify` is called once per trial.
+SearchResult search_keep_set(const std::vector<std::string>& advice, const std::vector<std::string>& candidates,
+                             const Verifier& verify, const SearchLimits& limits = {});
+
+}  // namespace mpa::fix

@@ -1,0 +1,42 @@
+// The runs `mpaudit fix` judges keep-sets by: the model on every sample with some nodes in FP32 and the
+// rest in the target format, as a mixed-precision deployment computes it (runtime/precision.h: values are
+// converted where a node's format differs from its producer's, as the Casts at island borders do), its
+// graph outputs compared with the reference's, computed once.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "audit/auditor.h"
+#include "fix/output_gates.h"
+#include "io/inputs.h"
+#include "model/graph.h"
+#include "runtime/session.h"
+
+namespace mpa::fix {
+
+class MixedRuns {
+ public:
+  // Runs the reference over samples [first, last) of `samples` and keeps its outputs (and the feeds).
+  // `options` gives the reference, the one target, accumulation, runtime profile, tolerances, threads, device.
+  MixedRuns(std::shared_ptr<const Graph> graph, const SampleSource& samples, int64_t first, int64_t last,
+            const AuditOptions& options);
+
+  // The floating graph outputs, in graph order: what the gates measure.
+  const std::vector<std::string>& outputs() const { return outputs_; }
+  // One run over every sample with `keep` (top-level node names) in FP32: each floating output's figures.
+  std::vector<OutputFigures> run(const std::vector<std::string>& keep);
+  // Runs made by run() so far: each is one pass over every sample, a full-run equivalent.
+  int64_t runs() const { return runs_; }
+
+ private:
+  std::shared_ptr<const Graph> graph_;
+  Session session_;
+  ExecConfig fp32_config_, target_config_;
+  probes::Divergence::Params params_;
+  std::vector<TensorMap> feeds_, reference_;
+  std::vector<std::string> outputs_;
+  int64_t runs_ = 0;
+};
+
+}  // namespace mpa::fix

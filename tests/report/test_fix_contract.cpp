@@ -1,0 +1,142 @@
+// `mpaudit fix` on models whose FP16 culprits are known by construction: the keep-set is exactly the set the
+// math needs, each kept node is shown needed, the report validates against reports/schema/mpaudit.fix.1.json
+// and is the same bytes whatever the thread count, the keep-lists name the set, and bad options exit 2.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "support/json_schema.h"
+#include "support/model_builder.h"
+#include "support/run_cli.h"
+
+using mpa::test::ModelBuilder;
+using mpa::test::read_whole_file;
+using mpa::test::run_cli;
+using mpa::test::TempDir;
+namespace fs = std::filesystem;
+
+namespace {
+
+const mpa::test::JsonSchema& fix_schema() {
+  static const mpa::test::JsonSchema schema(MPA_FIX_SCHEMA_PATH);
+  return schema;
+}
+
+// rms = sqrt(mean((300 x)^2)) / 300 over rows of 64: the squares of x ~ N(0, 1) scaled by 300 pass 65504, so
+// Square overflows in fp16, and the mean of the squares too; Sqrt brings them back into range, but only when
+// it reads the mean in fp32. Scale and Unscale are fine in fp16. Needed: exactly {Square, Mean, Root}.
+fs::path root_mean_square_model(const TempDir& dir) {
+  ModelBuilder b(13);
+  b.input("x", onnx::TensorProto::FLOAT, {4, 64}).output("rms");
+  b.initializer("s", {}, {300.f});
+  b.node("Mul", {"x", "s"}, {"scaled"}, "Scale");
+  b.node("Mul", {"scaled", "scaled"}, {"squares"}, "Square");
+  ModelBuilder::set_ints(b.node("ReduceMean", {"squares"}, {"mean"}, "Mean"), "axes", {1});
+  b.node("Sqrt", {"mean"}, {"root"}, "Root");
+  b.node("Div", {"root", "s"}, {"rms"}, "Unscale");
+  const fs::path path = dir / "rms.onnx";
+  b.save(path);
+  return path;
+}
+
+// log(factor x) + 20 for x in [0.5, 1). With factor 1e-8, the factor itself flushes to zero in fp16 (Tiny
+// reads it in fp32 only when kept) and so would its product, which Log makes -inf of unless it reads it in
+// fp32: needed, exactly {Tiny, Log}; Offset is fine in fp16. With factor 1e-3 nothing needs keeping.
+fs::path log_model(const TempDir& dir, float factor = 1e-8f) {
+  ModelBuilder b(13);
+  b.input("x", onnx::TensorProto::FLOAT, {4, 16}).output("y");
+  b.initializer("tiny", {}, {factor});
+  b.initializer("twenty", {}, {20.f});
+  b.node("Mul", {"x", "tiny"}, {"t"}, "Tiny");
+  b.node("Log", {"t"}, {"l"}, "Log");
+  b.node("Add", {"l", "twenty"}, {"y"}, "Offset");
+  const fs::path path = dir / "log.onnx";
+  b.save(path);
+  return path;
+}
+
+std::set<std::string> kept_nodes(const nlohmann::json& report) {
+  std::set<std::string> names;
+  for (const auto& k : report.at("keep")) names.insert(k.at("node").get<std::string>());
+  return names;
+}
+
+nlohmann::json fix(const TempDir& dir, const fs::path& model, const std::string& extra, int expected_exit,
+                   const std::string& json_name = "fix.json") {
+  const auto r = run_cli(dir, "fix " + model.string() + " --random-inputs --samples 3 --quiet --json " +
+                                  (dir / json_name).string() + " " + extra);
+  EXPECT_EQ(r.exit_code, expected_exit) << r.err;
+  const nlohmann::json report = nlohmann::json::parse(read_whole_file(dir / json_name));
+  EXPECT_EQ(fix_schema().violations(report), "");
+  return report;
+}
+
+}  // namespace
+
+TEST(FixContract, KeepsExactlyTheNodesAnOverflowingSquareNeeds) {
+  TempDir dir;
+  const fs::path model = root_mean_square_model(dir);
+  const nlohmann::json r = fix(dir, model, "--export-keep-list trtexec=" + (dir / "trt.txt").string() +
+                                               " --export-keep-list names=" + (dir / "names.txt").string(), 0);
+  EXPECT_TRUE(r.at("met").get<bool>());
+  EXPECT_TRUE(r.at("minimal").get<bool>());
+  EXPECT_EQ(kept_nodes(r), (std::set<std::string>{"Square", "Mean", "Root"}));
+  // Each kept node is needed: the run without it fails a gate, and the report says which and by how much.
+  for (const auto& k : r.at("keep")) {
+    ASSERT_FALSE(k.at("needed_because").empty()) << k.at("node");
+    for (const auto& g : k.at("needed_because")) EXPECT_FALSE(g.at("held").get<bool>());
+  }
+  // All in fp16 fails (the squares overflow); with the set every gate holds.
+  bool failed_before = false;
+  for (const auto& g : r.at("before")) failed_before = failed_before || !g.at("held").get<bool>();
+  EXPECT_TRUE(failed_before);
+  for (const auto& g : r.at("after")) EXPECT_TRUE(g.at("held").get<bool>()) << g;
+  const std::string trt = read_whole_file(dir / "trt.txt");
+  EXPECT_NE(trt.find("--precisionConstraints=obey"), std::string::npos) << trt;
+  for (const char* node : {"Square:fp32", "Mean:fp32", "Root:fp32"}) EXPECT_NE(trt.find(node), std::string::npos) << trt;
+  std::set<std::string> names;
+  std::istringstream lines(read_whole_file(dir / "names.txt"));
+  for (std::string line; std::getline(lines, line);) names.insert(line);
+  EXPECT_EQ(names, kept_nodes(r));
+}
+
+TEST(FixContract, KeepsTheProducerAndTheLogOfAFlushedValue) {
+  TempDir dir;
+  const nlohmann::json r = fix(dir, log_model(dir), "--dist x=uniform:0.5,1", 0);
+  EXPECT_EQ(kept_nodes(r), (std::set<std::string>{"Tiny", "Log"}));
+  EXPECT_TRUE(r.at("minimal").get<bool>());
+}
+
+TEST(FixContract, KeepsNothingWhenTheModelMeetsTheGatesInTheFormat) {
+  TempDir dir;
+  const nlohmann::json r = fix(dir, log_model(dir, 1e-3f), "--dist x=uniform:0.5,1", 0);
+  EXPECT_TRUE(r.at("keep").empty());
+  EXPECT_EQ(r.at("trials").size(), 1u);
+  EXPECT_EQ(r.at("cost").at("mixed_runs").get<int>(), 1);
+}
+
+TEST(FixContract, ReportIsTheSameBytesWhateverTheThreads) {
+  TempDir dir;
+  const fs::path model = root_mean_square_model(dir);
+  fix(dir, model, "--threads 1", 0, "one.json");
+  fix(dir, model, "--threads 2", 0, "two.json");
+  EXPECT_EQ(read_whole_file(dir / "one.json"), read_whole_file(dir / "two.json"));
+}
+
+TEST(FixContract, BadGatesAndExportsExitTwoNamingThem) {
+  TempDir dir;
+  const fs::path model = root_mean_square_model(dir);
+  const auto bad_metric = run_cli(dir, "fix " + model.string() + " --random-inputs --gate 'loudness<=1'");
+  EXPECT_EQ(bad_metric.exit_code, 2);
+  EXPECT_NE(bad_metric.err.find("unknown metric 'loudness'"), std::string::npos) << bad_metric.err;
+  const auto bad_output = run_cli(dir, "fix " + model.string() + " --random-inputs --gate 'output[nope].cosine>=0.9'");
+  EXPECT_EQ(bad_output.exit_code, 2);
+  EXPECT_NE(bad_output.err.find("no floating output 'nope'"), std::string::npos) << bad_output.err;
+  const auto bad_export = run_cli(dir, "fix " + model.string() + " --random-inputs --export-keep-list tflite=x.txt");
+  EXPECT_EQ(bad_export.exit_code, 2);
+  EXPECT_NE(bad_export.err.find("unknown format 'tflite'"), std::string::npos) << bad_export.err;
+  const auto two_targets = run_cli(dir, "fix " + model.string() + " --random-inputs --target fp16 --target bf16");
+  EXPECT_EQ(two_targets.exit_code, 2);
+  EXPECT_NE(two_targets.err.find("one target format at a time"), std::string::npos) << two_targets.err;
+}
