@@ -26,6 +26,9 @@ nlohmann::ordered_json to_json(const FixReport& r) {
                     {"needed_because", gate_values(k.needed_because)}});
   nlohmann::ordered_json trials = nlohmann::ordered_json::array();
   for (const FixTrial& t : r.trials) trials.push_back({{"purpose", t.purpose}, {"kept", t.kept}, {"pass", t.pass}});
+  nlohmann::ordered_json presets = nlohmann::ordered_json::array();
+  for (const PresetComparison& p : r.presets)
+    presets.push_back({{"name", p.name}, {"kept", p.kept}, {"pass", p.pass}, {"gates", gate_values(p.gates)}});
   return {{"schema", kFixSchema},
           {"tool", {{"name", "mpaudit"}, {"version", r.tool_version}}},
           {"model", {{"path", r.model_path}, {"sha256", r.model_sha256}}},
@@ -43,10 +46,12 @@ nlohmann::ordered_json to_json(const FixReport& r) {
           {"before", gate_values(r.before)},
           {"after", gate_values(r.after)},
           {"trials", trials},
+          {"presets", presets},
           {"cost",
            {{"audit_run_equivalents", r.audit_run_equivalents},
             {"reference_runs", r.reference_runs},
             {"mixed_runs", r.mixed_runs},
+            {"comparison_runs", r.comparison_runs},
             {"total_run_equivalents",
              r.audit_run_equivalents + static_cast<double>(r.reference_runs + r.mixed_runs)}}}};
 }

@@ -30,6 +30,14 @@ struct FixTrial {
   bool pass = false;
 };
 
+// A recipe (fix/presets.h) judged by the same gates on the same samples.
+struct PresetComparison {
+  std::string name;
+  int64_t kept = 0;  // nodes of the model it keeps in FP32
+  bool pass = false;
+  std::vector<FixGateValue> gates;
+};
+
 struct FixReport {
   std::string tool_version, model_path, model_sha256;
   std::string target, reference, inputs;
@@ -41,10 +49,12 @@ struct FixReport {
   std::vector<KeptNode> keep;
   std::vector<FixGateValue> before, after;  // all in the target format; with the keep-set
   std::vector<FixTrial> trials;
+  std::vector<PresetComparison> presets;
   // Cost in full-run equivalents (one run of the model over every sample): the audit that seeds the search
   // (reference, target and isolated passes), the reference outputs, and the mixed-precision runs.
   double audit_run_equivalents = 0;
   int64_t reference_runs = 0, mixed_runs = 0;
+  int64_t comparison_runs = 0;  // runs of presets the search had not already judged (not in the search's cost)
 };
 
 nlohmann::ordered_json to_json(const FixReport& report);

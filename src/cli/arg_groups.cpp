@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "common/memory_budget.h"
+#include "fix/presets.h"
 
 namespace mpa::cli {
 
@@ -72,6 +73,19 @@ void add_memory_option(CLI::App& app) {
                                                    : text + " is not a size (e.g. 8G, 512MiB, 1.5GiB, 50%)";
           },
           "SIZE"));
+}
+
+void add_keep_fp32_options(CLI::App& app, std::vector<std::string>& nodes, std::vector<std::string>& ops,
+                           std::string& preset, const std::string& where) {
+  app.add_option("--keep-fp32", nodes,
+                 "top-level node computed in FP32 " + where +
+                     ", as a mixed-precision deployment would (repeatable; a comma-separated list works too)")
+      ->delimiter(',');
+  app.add_option("--keep-fp32-ops", ops, "every top-level node of these op types in FP32 " + where + ", e.g. Softmax,Pow")
+      ->delimiter(',');
+  std::string names;
+  for (const fix::KeepPreset& p : fix::keep_presets()) names += (names.empty() ? "" : ", ") + p.name;
+  app.add_option("--keep-fp32-preset", preset, "a recipe's op types in FP32 " + where + ": " + names);
 }
 
 void add_device_option(CLI::App& app, std::string& device) {

@@ -16,6 +16,10 @@ void add_input_options(CLI::App& app, InputOptions& options, bool with_samples);
 void add_thread_option(CLI::App& app, int& threads);
 // --device NAME: the backend that runs the model (`mpaudit devices` lists them).
 void add_device_option(CLI::App& app, std::string& device);
+// --keep-fp32 NODE,..., --keep-fp32-ops OP,... and --keep-fp32-preset NAME (fix/presets.h); `where` says
+// which runs they apply to.
+void add_keep_fp32_options(CLI::App& app, std::vector<std::string>& nodes, std::vector<std::string>& ops,
+                           std::string& preset, const std::string& where);
 int resolve_threads(int requested);
 // --max-memory SIZE: the memory budget (common/memory_budget.h), for every command.
 void add_memory_option(CLI::App& app);

@@ -16,6 +16,7 @@
 #include "backends/backend.h"
 #include "cli/arg_groups.h"
 #include "common/number_text.h"
+#include "fix/presets.h"
 #include "model/loader.h"
 
 namespace mpa::cli {
@@ -142,10 +143,7 @@ void add_audit_job_options(CLI::App& app, AuditJobArgs& a) {
   app.add_option("--fp8-scaling", a.fp8_scaling,
                  "FP8 targets: none (default) or absmax (per-tensor scales from "
                  "the reference absmax, as FP8 inference recipes calibrate)");
-  app.add_option("--keep-fp32", a.keep_fp32,
-                 "top-level node computed in FP32 in the target runs, as a mixed-precision "
-                 "deployment would (repeatable; a comma-separated list works too)")
-      ->delimiter(',');
+  add_keep_fp32_options(app, a.keep_fp32, a.keep_fp32_ops, a.keep_fp32_preset, "in the target runs");
   app.add_option("--isolated", a.isolated,
                  "which nodes also run alone in the target format: all (default: isolated figures for every "
                  "node), suspects (only where they can change a verdict; faster), off");
@@ -178,6 +176,9 @@ AuditJob::AuditJob(AuditJobArgs args) : args_(std::move(args)), loaded_(std::mak
 const Model& AuditJob::model() const { return loaded_->model; }
 const std::string& AuditJob::model_sha256() const { return loaded_->sha256; }
 const AuditOptions& AuditJob::options() const { return loaded_->options; }
+std::vector<std::string> AuditJob::keep_fp32() const {
+  return fix::resolve_keep_set(*loaded_->model.graph, args_.keep_fp32, args_.keep_fp32_ops, args_.keep_fp32_preset);
+}
 const SampleSource& AuditJob::samples() const { return *loaded_->samples; }
 std::pair<int64_t, int64_t> AuditJob::sample_range() const { return {loaded_->first, loaded_->last}; }
 
@@ -219,7 +220,8 @@ AuditRun AuditJob::run_in_file(const std::vector<std::string>& keep_fp32, const 
                                const std::atomic<bool>* cancel, const std::string& only_format) const {
   const Loaded& l = *loaded_;
   AuditOptions options = l.options;
-  options.keep_fp32 = keep_fp32;
+  // A recipe's nodes stay kept whatever set the caller asks for (the dashboard's what-if, fix's trials).
+  options.keep_fp32 = fix::resolve_keep_set(*l.model.graph, keep_fp32, args_.keep_fp32_ops, args_.keep_fp32_preset);
   if (!only_format.empty()) options.targets = {*parse_format(only_format)};
   Auditor auditor(l.model.graph, options);
 

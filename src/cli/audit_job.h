@@ -23,6 +23,8 @@ struct AuditJobArgs {
   std::string reference = "fp32", accumulation = "fp32", profile = "generic", fp8_scaling = "none", shard;
   std::vector<std::string> thresholds;  // KEY=VALUE
   std::vector<std::string> keep_fp32;   // top-level node names computed in FP32 in the target runs
+  std::vector<std::string> keep_fp32_ops;  // and every top-level node of these op types
+  std::string keep_fp32_preset;            // and of this recipe's (fix/presets.h)
   InputOptions inputs;
   bool timing = false;
   int threads = 0;
@@ -63,6 +65,8 @@ class AuditJob {
   const Model& model() const;
   const std::string& model_sha256() const;
   const AuditOptions& options() const;
+  // The nodes the options keep in FP32: --keep-fp32, then those of --keep-fp32-ops and --keep-fp32-preset.
+  std::vector<std::string> keep_fp32() const;
   const SampleSource& samples() const;
   std::pair<int64_t, int64_t> sample_range() const;  // [first, last): the shard's samples
   // Fails (mpa::Error) when a --fail-on expression is malformed or names a target or output that the

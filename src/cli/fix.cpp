@@ -13,6 +13,7 @@
 #include "fix/keep_list.h"
 #include "fix/keep_search.h"
 #include "fix/mixed_runs.h"
+#include "fix/presets.h"
 #include "io/npy.h"
 #include "reports/fix_report.h"
 
@@ -98,10 +99,20 @@ void print_summary(const report::FixReport& r, const fix::SearchResult& result, 
   for (size_t i = 0; i < before.size(); ++i)
     std::printf("  %s -> %s\n", gate_line(before[i]).c_str(),
                 result.trials.empty() || !r.met ? "-" : gate_line(fix::GateValue{r.after[i].gate, r.after[i].output, r.after[i].value, r.after[i].held}).c_str());
+  for (const report::PresetComparison& p : r.presets) {
+    std::string worst;
+    for (const report::FixGateValue& g : p.gates)
+      if (!g.held && worst.empty()) worst = ": " + gate_line({g.gate, g.output, g.value, g.held});
+    std::printf("preset %s: %lld node%s in fp32, %s%s\n", p.name.c_str(), static_cast<long long>(p.kept),
+                p.kept == 1 ? "" : "s", p.pass ? "meets the gates" : "fails", worst.c_str());
+  }
   if (!r.note.empty()) std::printf("note: %s\n", r.note.c_str());
-  std::printf("cost: %.2f full-run equivalents (audit %.2f, reference %lld, mixed-precision runs %lld)\n",
-              r.audit_run_equivalents + static_cast<double>(r.reference_runs + r.mixed_runs), r.audit_run_equivalents,
-              static_cast<long long>(r.reference_runs), static_cast<long long>(r.mixed_runs));
+  std::printf(
+      "cost: %.2f full-run equivalents (audit %.2f, reference %lld, mixed-precision runs %lld), and %lld runs of "
+      "the presets\n",
+      r.audit_run_equivalents + static_cast<double>(r.reference_runs + r.mixed_runs), r.audit_run_equivalents,
+      static_cast<long long>(r.reference_runs), static_cast<long long>(r.mixed_runs),
+      static_cast<long long>(r.comparison_runs));
 }
 
 int fix_model(const FixArgs& args) {
@@ -121,9 +132,10 @@ int fix_model(const FixArgs& args) {
   for (const std::string& g : args.gates.empty() ? fix::default_output_gates() : args.gates)
     gates.push_back(fix::parse_output_gate(g, runs.outputs()));
 
+  const std::vector<std::string> forced = job.keep_fp32();
   const fix::Verifier verify = [&](const std::vector<std::string>& keep) {
     std::vector<std::string> kept = keep;
-    kept.insert(kept.end(), args.job.keep_fp32.begin(), args.job.keep_fp32.end());
+    kept.insert(kept.end(), forced.begin(), forced.end());
     fix::Verdict v;
     v.gates = fix::check_output_gates(gates, runs.run(kept));
     v.pass = fix::all_held(v.gates);
@@ -136,6 +148,21 @@ int fix_model(const FixArgs& args) {
   const fix::SearchResult result =
       fix::search_keep_set(summary.keep_fp32, candidates_by_evidence(audit.report, target), verify, {args.max_runs});
 
+  // The textbook recipes on the same samples: does one of them meet the gates, and with how many nodes?
+  std::vector<report::PresetComparison> presets;
+  for (const fix::KeepPreset& preset : fix::keep_presets()) {
+    const std::vector<std::string> nodes = fix::nodes_of_ops(*job.model().graph, preset.ops);
+    const auto same_set = [&](const fix::Trial& t) {
+      std::vector<std::string> a = t.keep, b = nodes;
+      std::sort(a.begin(), a.end());
+      std::sort(b.begin(), b.end());
+      return a == b;
+    };
+    const auto known = std::find_if(result.trials.begin(), result.trials.end(), same_set);
+    const fix::Verdict v = known != result.trials.end() ? known->verdict : verify(nodes);
+    presets.push_back({preset.name, static_cast<int64_t>(nodes.size()), v.pass, to_report(v.gates)});
+  }
+
   report::FixReport r;
   r.tool_version = MPA_VERSION;
   r.model_path = args.job.model;
@@ -145,7 +172,7 @@ int fix_model(const FixArgs& args) {
   r.inputs = audit.report.config.inputs;
   r.samples = last - first;
   for (const fix::OutputGate& g : gates) r.gates.push_back(g.text);
-  r.forced_fp32 = args.job.keep_fp32;
+  r.forced_fp32 = forced;
   r.met = result.met;
   r.minimal = result.minimal;
   r.note = result.note;
@@ -176,11 +203,13 @@ int fix_model(const FixArgs& args) {
   for (const fix::Trial& t : result.trials) r.trials.push_back({t.purpose, static_cast<int64_t>(t.keep.size()), t.verdict.pass});
   r.audit_run_equivalents = audit_run_equivalents(audit.report, target);
   r.reference_runs = 1;
-  r.mixed_runs = runs.runs();
+  r.mixed_runs = static_cast<int64_t>(result.trials.size());
+  r.comparison_runs = runs.runs() - r.mixed_runs;
+  r.presets = std::move(presets);
 
   if (!args.json_path.empty()) write_file_atomic(args.json_path, report::serialize(r));
   for (const fix::KeepListExport& e : exports)
-    write_file_atomic(e.path, fix::keep_list_text(e.format, result.keep, args.job.keep_fp32, args.job.model, target));
+    write_file_atomic(e.path, fix::keep_list_text(e.format, result.keep, forced, args.job.model, target));
   if (!args.quiet) print_summary(r, result, before);
   return r.met ? 0 : 1;
 }

@@ -8,6 +8,7 @@
 
 #include "cli/arg_groups.h"
 #include "cli/commands.h"
+#include "fix/presets.h"
 #include "io/inputs.h"
 #include "io/npy.h"
 #include "model/loader.h"
@@ -26,6 +27,8 @@ struct RunOptions {
   int repeat = 0;
   std::string precision = "fp32", accumulation = "fp32", profile = "generic";
   std::vector<std::string> keep_fp32;       // node names
+  std::vector<std::string> keep_fp32_ops;   // op types
+  std::string keep_fp32_preset;
   std::vector<std::string> node_precision;  // NAME=FORMAT
   bool raw_format = false;
 };
@@ -110,7 +113,8 @@ int run_model(const RunOptions& opt) {
   if (!(precision.has_value()))
     fail("--precision '" + opt.precision + "': expected fp32, fp64, fp16, bf16, fp8e4m3, fp8e5m2 or tf32");
   session_options.precision = *precision;
-  for (const std::string& name : opt.keep_fp32) session_options.node_precision[name] = Format::FP32;
+  for (const std::string& name : fix::resolve_keep_set(*model.graph, opt.keep_fp32, opt.keep_fp32_ops, opt.keep_fp32_preset))
+    session_options.node_precision[name] = Format::FP32;
   for (const std::string& spec : opt.node_precision) {
     const size_t eq = spec.rfind('=');
     const auto format = eq == std::string::npos ? std::nullopt : parse_format(spec.substr(eq + 1));
@@ -171,9 +175,7 @@ Action add_run(CLI::App& app) {
   add_thread_option(app, opt->threads);
   add_device_option(app, opt->device);
   app.add_option("--precision", opt->precision, "fp32 (default), fp64, or an emulated format: fp16, bf16, fp8e4m3, fp8e5m2, tf32");
-  app.add_option("--keep-fp32", opt->keep_fp32, "nodes to keep in fp32 when --precision is lower (repeatable; "
-                                                 "a comma-separated list works too)")
-      ->delimiter(',');
+  add_keep_fp32_options(app, opt->keep_fp32, opt->keep_fp32_ops, opt->keep_fp32_preset, "when --precision is lower");
   app.add_option("--node-precision", opt->node_precision, "NODE=FORMAT: one node's storage format (repeatable)");
   app.add_option("--accumulate", opt->accumulation, "GEMM/Conv accumulation for low formats: fp32 (default) or fp16");
   app.add_option("--profile", opt->profile, "GPU runtime to emulate: generic (default) or ort-cuda");

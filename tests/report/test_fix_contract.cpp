@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <map>
 #include <set>
 
 #include "support/json_schema.h"
@@ -99,6 +100,36 @@ TEST(FixContract, KeepsExactlyTheNodesAnOverflowingSquareNeeds) {
   std::istringstream lines(read_whole_file(dir / "names.txt"));
   for (std::string line; std::getline(lines, line);) names.insert(line);
   EXPECT_EQ(names, kept_nodes(r));
+}
+
+// The recipes are judged beside the search: on this model pytorch-autocast keeps Log (its float32 list names
+// log) and fails, since Tiny's flushed product reaches Log first; the others keep nothing here.
+TEST(FixContract, JudgesTheRecipesOnTheSameSamples) {
+  TempDir dir;
+  const nlohmann::json r = fix(dir, log_model(dir), "--dist x=uniform:0.5,1", 0);
+  std::map<std::string, nlohmann::json> presets;
+  for (const auto& p : r.at("presets")) presets[p.at("name").get<std::string>()] = p;
+  ASSERT_EQ(presets.size(), 3u);
+  EXPECT_EQ(presets.at("pytorch-autocast").at("kept").get<int>(), 1);
+  EXPECT_FALSE(presets.at("pytorch-autocast").at("pass").get<bool>());
+  EXPECT_EQ(presets.at("norm-softmax").at("kept").get<int>(), 0);
+  EXPECT_FALSE(presets.at("norm-softmax").at("pass").get<bool>());
+}
+
+// --keep-fp32-ops and --keep-fp32-preset name nodes by op type in `audit` and `run` too; a bad name exits 2.
+TEST(FixContract, RecipesKeepNodesByOpTypeInEveryCommand) {
+  TempDir dir;
+  const fs::path model = root_mean_square_model(dir);
+  ASSERT_EQ(run_cli(dir, "audit " + model.string() + " --random-inputs --quiet --keep-fp32-ops Mul,Sqrt --json " +
+                             (dir / "a.json").string()).exit_code, 1);
+  const nlohmann::json audit = nlohmann::json::parse(read_whole_file(dir / "a.json"));
+  EXPECT_EQ(audit.at("config").at("keep_fp32"), nlohmann::json({"Root", "Scale", "Square"}));
+  const auto run = run_cli(dir, "run " + model.string() + " --random-inputs --precision fp16 --keep-fp32-preset norm-softmax");
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  const auto bad = run_cli(dir, "run " + model.string() + " --random-inputs --keep-fp32-preset tensorrt");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--keep-fp32-preset 'tensorrt': no such preset (pytorch-autocast, norm-softmax, "
+                         "onnxconverter-default)"), std::string::npos) << bad.err;
 }
 
 TEST(FixContract, KeepsTheProducerAndTheLogOfAFlushedValue) {
