@@ -54,7 +54,9 @@ struct FixReport {
   // (reference, target and isolated passes), the reference outputs, and the mixed-precision runs.
   double audit_run_equivalents = 0;
   int64_t reference_runs = 0, mixed_runs = 0;
-  int64_t comparison_runs = 0;  // runs of presets the search had not already judged (not in the search's cost)
+  // Runs for the presets the search had not already judged, and the reference if only they needed it (not in
+  // the search's cost).
+  int64_t comparison_runs = 0;
 };
 
 nlohmann::ordered_json to_json(const FixReport& report);

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <optional>
 
 #include "cli/arg_groups.h"
 #include "cli/audit_job.h"
@@ -73,6 +74,24 @@ double audit_run_equivalents(const report::Report& rep, const std::string& targe
   return 2.0 + (executions ? static_cast<double>(isolated) / static_cast<double>(executions) : 0.0);
 }
 
+// The whole model in the target format is the audit's own target pass (with the same forced nodes): its
+// outputs' figures are read from the report rather than run again. The report holds all but the rows'
+// arg-max agreement, so a top1_agree gate runs it. Empty when an output is not in the report.
+std::optional<std::vector<fix::OutputFigures>> whole_model_from_audit(const report::Report& rep,
+                                                                      const std::string& target,
+                                                                      const std::vector<std::string>& outputs) {
+  std::vector<fix::OutputFigures> figures;
+  for (const std::string& name : outputs) {
+    const report::TensorTarget* found = nullptr;
+    for (const report::NodeStats& n : rep.nodes)
+      for (const report::TensorStats& t : n.tensors)
+        if (n.scope.empty() && t.name == name && t.measured && t.targets.count(target)) found = &t.targets.at(target);
+    if (!found) return std::nullopt;
+    figures.push_back({name, found->propagated, 0, 0});
+  }
+  return figures;
+}
+
 std::string gate_line(const fix::GateValue& v) {
   char value[32];
   std::snprintf(value, sizeof value, "%.4g", v.value);
@@ -133,11 +152,13 @@ int fix_model(const FixArgs& args) {
     gates.push_back(fix::parse_output_gate(g, runs.outputs()));
 
   const std::vector<std::string> forced = job.keep_fp32();
+  const bool wants_rows = std::any_of(gates.begin(), gates.end(), [](const fix::OutputGate& g) { return g.metric == "top1_agree"; });
+  const auto whole_model = wants_rows ? std::nullopt : whole_model_from_audit(audit.report, target, runs.outputs());
   const fix::Verifier verify = [&](const std::vector<std::string>& keep) {
     std::vector<std::string> kept = keep;
     kept.insert(kept.end(), forced.begin(), forced.end());
     fix::Verdict v;
-    v.gates = fix::check_output_gates(gates, runs.run(kept));
+    v.gates = fix::check_output_gates(gates, keep.empty() && whole_model ? *whole_model : runs.run(kept));
     v.pass = fix::all_held(v.gates);
     if (!args.quiet)
       std::fprintf(stderr, "run %lld: %zu node%s in fp32: %s\n", static_cast<long long>(runs.runs()), keep.size(),
@@ -148,6 +169,8 @@ int fix_model(const FixArgs& args) {
   const fix::SearchResult result =
       fix::search_keep_set(summary.keep_fp32, candidates_by_evidence(audit.report, target), verify, {args.max_runs});
 
+  const int64_t search_runs = runs.runs();
+  const bool reference_for_search = runs.reference_ran();
   // The textbook recipes on the same samples: does one of them meet the gates, and with how many nodes?
   std::vector<report::PresetComparison> presets;
   for (const fix::KeepPreset& preset : fix::keep_presets()) {
@@ -202,9 +225,9 @@ int fix_model(const FixArgs& args) {
   }
   for (const fix::Trial& t : result.trials) r.trials.push_back({t.purpose, static_cast<int64_t>(t.keep.size()), t.verdict.pass});
   r.audit_run_equivalents = audit_run_equivalents(audit.report, target);
-  r.reference_runs = 1;
-  r.mixed_runs = static_cast<int64_t>(result.trials.size());
-  r.comparison_runs = runs.runs() - r.mixed_runs;
+  r.reference_runs = reference_for_search ? 1 : 0;
+  r.mixed_runs = search_runs;
+  r.comparison_runs = runs.runs() - search_runs + (runs.reference_ran() && !reference_for_search ? 1 : 0);
   r.presets = std::move(presets);
 
   if (!args.json_path.empty()) write_file_atomic(args.json_path, report::serialize(r));

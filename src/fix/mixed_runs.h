@@ -17,22 +17,29 @@ namespace mpa::fix {
 
 class MixedRuns {
  public:
-  // Runs the reference over samples [first, last) of `samples` and keeps its outputs (and the feeds).
-  // `options` gives the reference, the one target, accumulation, runtime profile, tolerances, threads, device.
+  // Runs over samples [first, last) of `samples` (read when the first run needs them; the reference's outputs
+  // are computed then, once, and kept). `options` gives the reference, the one target, accumulation, runtime
+  // profile, tolerances, threads, device.
   MixedRuns(std::shared_ptr<const Graph> graph, const SampleSource& samples, int64_t first, int64_t last,
             const AuditOptions& options);
 
-  // The floating graph outputs, in graph order: what the gates measure.
+  // The graph outputs declared floating (or undeclared), in graph order: what the gates measure.
   const std::vector<std::string>& outputs() const { return outputs_; }
   // One run over every sample with `keep` (top-level node names) in FP32: each floating output's figures.
   std::vector<OutputFigures> run(const std::vector<std::string>& keep);
   // Runs made by run() so far: each is one pass over every sample, a full-run equivalent.
   int64_t runs() const { return runs_; }
+  // Whether the reference ran (one full-run equivalent more).
+  bool reference_ran() const { return !reference_.empty() || first_ == last_; }
 
  private:
+  void run_reference();
+
   std::shared_ptr<const Graph> graph_;
+  const SampleSource& samples_;
+  int64_t first_, last_;
   Session session_;
-  ExecConfig fp32_config_, target_config_;
+  ExecConfig reference_config_, fp32_config_, target_config_;
   probes::Divergence::Params params_;
   std::vector<TensorMap> feeds_, reference_;
   std::vector<std::string> outputs_;

@@ -144,7 +144,26 @@ TEST(FixContract, KeepsNothingWhenTheModelMeetsTheGatesInTheFormat) {
   const nlohmann::json r = fix(dir, log_model(dir, 1e-3f), "--dist x=uniform:0.5,1", 0);
   EXPECT_TRUE(r.at("keep").empty());
   EXPECT_EQ(r.at("trials").size(), 1u);
-  EXPECT_EQ(r.at("cost").at("mixed_runs").get<int>(), 1);
+  // The whole model in fp16 is the audit's own target pass: nothing more runs for the search.
+  EXPECT_EQ(r.at("cost").at("mixed_runs").get<int>(), 0);
+  EXPECT_EQ(r.at("cost").at("reference_runs").get<int>(), 0);
+}
+
+// The whole-model figures read from the audit are those of a run of it: a top1_agree gate (which the audit's
+// report cannot answer) makes fix run it, and every other gate's value agrees to the bit.
+TEST(FixContract, WholeModelFiguresFromTheAuditEqualARun) {
+  TempDir dir;
+  const fs::path model = root_mean_square_model(dir);
+  const nlohmann::json from_audit = fix(dir, model, "--dist x=normal:0,0.1", 0, "audit.json");
+  const nlohmann::json from_run = fix(dir, model,
+                                      "--dist x=normal:0,0.1 --gate 'mismatch_frac<=0' --gate 'nonfinite<=0' "
+                                      "--gate 'top1_agree>=0'",
+                                      0, "run.json");
+  EXPECT_EQ(from_audit.at("cost").at("mixed_runs").get<int>(), 0);
+  EXPECT_EQ(from_run.at("cost").at("mixed_runs").get<int>(), 1);
+  ASSERT_EQ(from_audit.at("before").size(), 2u);
+  EXPECT_EQ(from_audit.at("before")[0], from_run.at("before")[0]);
+  EXPECT_EQ(from_audit.at("before")[1], from_run.at("before")[1]);
 }
 
 TEST(FixContract, ReportIsTheSameBytesWhateverTheThreads) {
