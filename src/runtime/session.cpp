@@ -617,7 +617,8 @@ std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::v
       if (!produced)
         if (ValuePtr value = boxed_of(s, slot == slot_of_.end() ? -1 : slot->second, out.name)) {
           if (!value_outputs)
-            fail("graph output '" + out.name + "' is " + value->describe() + ", which this run cannot hold");
+            fail("graph output '" + out.name + "' is " + value->describe() +
+                 ", which the audit does not compare (tensor outputs only; mpaudit run saves it)");
           (*value_outputs)[s].emplace(out.name, std::move(value));
           continue;
         }
