@@ -140,9 +140,8 @@ int run_model(const RunOptions& opt) {
 
   TensorMap outputs;
   ValueMap values;  // sequence and optional outputs
-  if (opt.repeat > 0)
-    outputs = session.run(feeds, {}, nullptr, nullptr, nullptr,
-                          &values);  // warm-up: first-touch allocations and thread start-up
+  // Warm-up: first-touch allocations and thread start-up.
+  if (opt.repeat > 0) outputs = session.run(feeds, {}, nullptr, nullptr, nullptr, &values);
   std::vector<double> times;
   for (int i = 0; i < std::max(1, opt.repeat); ++i) {
     const auto start = std::chrono::steady_clock::now();
