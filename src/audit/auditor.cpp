@@ -681,7 +681,7 @@ struct Auditor::Impl {
     ++stats.executions;
     ensure_tensor_stats(stats, node.outputs, ref_out);
     const std::vector<double> absmax = scale_absmax(ref_out);
-    const bool has_float = touches_floats(inputs, ref_out);
+    const bool has_float = touches_floats(inputs, ref_out) && !meets_values(node, inputs, ref_out);
     for (size_t k = 0; k < options.targets.size(); ++k) {
       // The reference values the node reads, stored in the format; initializers converted once per audit.
       std::unordered_map<std::string, Tensor> converted;
@@ -849,7 +849,7 @@ struct Auditor::Impl {
         if (auto f = figures_.find(node.inputs[0]); f != figures_.end() && f->second.propagated_targets == targets)
           reused = &f->second;
       const std::vector<double>& absmax = a.running_absmax;
-      const bool has_float = touches_floats(ref_in, ref_view);
+      const bool has_float = touches_floats(ref_in, ref_view) && !meets_values(node, ref_in, ref_view);
       const ScopeLookup& reference = *streams[0].scope;
       {
         ScopedSeconds tracing(a.time.consequences);

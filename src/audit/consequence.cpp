@@ -100,6 +100,11 @@ void ConsequenceTracer::step(size_t index, const ValueLookup& reference, const s
     };
     std::vector<const Tensor*> inputs;
     for (const std::string& name : node.inputs) inputs.push_back(name.empty() ? nullptr : lookup(name));
+    // A deviation that reaches a sequence or optional value is not followed further.
+    if (meets_values(node, inputs, ref_out)) {
+      finish(trace, true);
+      continue;
+    }
     std::vector<Tensor> out =
         session_.rerun(index, inputs, reference_config_, false, node.implicit_inputs.empty() ? nullptr : &lookup);
     bool any_deviates = false;

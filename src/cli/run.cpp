@@ -103,6 +103,15 @@ void save_tensors(const std::string& dir, const TensorMap& tensors, const std::f
     write_npy(std::filesystem::path(dir) / (file + ".npy"), encode(tensors.at(name)));
 }
 
+// Adds the tensors of a sequence or optional graph output as --save-outputs writes them: a sequence's
+// elements as NAME_0, NAME_1, ..., an optional's tensor as NAME (its sequence as a sequence's), nothing for
+// an empty optional or an empty sequence.
+void add_value_tensors(TensorMap& tensors, const std::string& name, const Value& value) {
+  if (value.tensor.defined()) tensors.emplace(name, value.tensor);
+  if (value.sequence) add_value_tensors(tensors, name, *value.sequence);
+  for (size_t i = 0; i < value.elements.size(); ++i) tensors.emplace(name + "_" + std::to_string(i), value.elements[i]);
+}
+
 int run_model(const RunOptions& opt) {
   const auto load_start = std::chrono::steady_clock::now();
   const Model model = load_model(opt.model);
@@ -134,14 +143,28 @@ int run_model(const RunOptions& opt) {
   }
 
   TensorMap outputs;
-  if (opt.repeat > 0) outputs = session.run(feeds);  // warm-up: first-touch allocations and thread start-up
+  ValueMap values;  // sequence and optional outputs
+  // Warm-up: first-touch allocations and thread start-up.
+  if (opt.repeat > 0) outputs = session.run(feeds, {}, nullptr, nullptr, nullptr, &values);
   std::vector<double> times;
   for (int i = 0; i < std::max(1, opt.repeat); ++i) {
     const auto start = std::chrono::steady_clock::now();
-    outputs = session.run(feeds);
+    values.clear();
+    outputs = session.run(feeds, {}, nullptr, nullptr, nullptr, &values);
     times.push_back(elapsed_ms(start));
   }
-  for (const ValueInfo& out : model.graph->outputs) print_summary(out.name, outputs.at(out.name));
+  for (const ValueInfo& out : model.graph->outputs) {
+    auto value = values.find(out.name);
+    if (value == values.end()) {
+      print_summary(out.name, outputs.at(out.name));
+      continue;
+    }
+    std::printf("output %s: %s\n", out.name.c_str(), value->second->describe().c_str());
+    TensorMap parts;
+    add_value_tensors(parts, out.name, *value->second);
+    for (const auto& [name, t] : parts) print_summary(name, t);
+    outputs.insert(parts.begin(), parts.end());
+  }
   if (!opt.save_outputs.empty()) {
     save_tensors(opt.save_outputs, outputs,
                  [&](const Tensor& t) { return opt.raw_format ? encode_in_format(t, *precision) : t; });

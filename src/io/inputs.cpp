@@ -328,6 +328,9 @@ std::map<std::string, int64_t> SampleSource::bind_symbolic_dims(const TensorMap&
 }
 
 Tensor SampleSource::random_input(const ValueInfo& info, uint64_t stream, const std::map<std::string, int64_t>& dims) const {
+  if (info.boxed)
+    fail("input '" + info.name + "' is a " + info.type_name +
+         ": random inputs are tensors, and a tensor cannot stand for a sequence or optional");
   if (!(info.elem_type != 0 && dtype_is_supported(info.elem_type)))
     fail("input '" + info.name + "' has element type " + onnx_type_name(info.elem_type) +
          ", which random inputs cannot fill");

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "tensor/tensor.h"
+#include "tensor/value.h"
 
 namespace mpa {
 
@@ -69,6 +70,9 @@ struct ValueInfo {
   std::vector<std::string> dim_params;
   bool is_tensor = true;  // false for sequence/map/optional values
   std::string type_name;  // such a value's type in words ("sequence(tensor(float))"); empty for tensors
+  // Set for the non-tensor values the runtime holds (tensor/value.h): sequence(tensor), optional(tensor),
+  // optional(sequence(tensor)); elem_type is then their tensors' element type.
+  std::optional<Value::Kind> boxed;
 };
 
 // The declared shape as text ("1x3xHxW", "scalar", "no shape"), symbolic dims by name.

@@ -223,6 +223,21 @@ struct GraphLoader {
                type.has_sparse_tensor_type()) {
       info.is_tensor = false;  // an empty type (some exporters leave subgraph outputs so) is read as a tensor
       info.type_name = type_name(type);
+      // The tensor type a sequence(tensor), optional(tensor) or optional(sequence(tensor)) holds, if it is one.
+      const auto sequence_of_tensors = [](const onnx::TypeProto& t) {
+        return t.has_sequence_type() && t.sequence_type().elem_type().has_tensor_type();
+      };
+      const onnx::TypeProto* held = nullptr;
+      if (sequence_of_tensors(type))
+        held = &type.sequence_type().elem_type();
+      else if (type.has_optional_type() && type.optional_type().elem_type().has_tensor_type())
+        held = &type.optional_type().elem_type();
+      else if (type.has_optional_type() && sequence_of_tensors(type.optional_type().elem_type()))
+        held = &type.optional_type().elem_type().sequence_type().elem_type();
+      if (held) {
+        info.boxed = type.has_sequence_type() ? Value::Kind::Sequence : Value::Kind::Optional;
+        info.elem_type = held->tensor_type().elem_type();
+      }
     }
     return info;
   }

@@ -8,9 +8,6 @@
 
 namespace mpa {
 
-namespace {
-
-// Copies the slab [offset, offset + part_shape[axis]) along axis between `whole` and a dense `part`.
 void copy_slab(Tensor& dst, const Tensor& src, int64_t axis, int64_t offset, bool into_whole) {
   const Tensor& whole = into_whole ? dst : src;
   const Tensor& part = into_whole ? src : dst;
@@ -23,8 +20,6 @@ void copy_slab(Tensor& dst, const Tensor& src, int64_t axis, int64_t offset, boo
   else
     copy_strided(dst.raw(), part_strides, element_ptr(src, slab_offset), whole_strides, part.shape(), elem);
 }
-
-}  // namespace
 
 ConcatGeometry concat_geometry(const KernelContext& ctx, int64_t axis_attr) {
   const Node& node = ctx.node();

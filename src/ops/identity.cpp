@@ -9,7 +9,12 @@ namespace mpa {
 class IdentityOp : public OpKernel {
  public:
   explicit IdentityOp(const OpInit&) {}
-  void compute(KernelContext& ctx) const override { ctx.set_output(0, ctx.input(0)); }
+  void compute(KernelContext& ctx) const override {
+    if (const ValuePtr& value = ctx.value_input(0))
+      ctx.set_value_output(0, value);
+    else
+      ctx.set_output(0, ctx.input(0));
+  }
 };
 MPA_OP_TRAITS(
     "", "Identity",

@@ -12,11 +12,16 @@ class IfOp : public OpKernel {
   void compute(KernelContext& ctx) const override {
     const bool take_then = condition_value(ctx.input(0), ctx.node().label() + ": cond");
     const SubgraphRunner& branch = take_then ? then_ : else_;
-    std::vector<Tensor> outputs = branch.run({}, ctx);
+    std::vector<ValuePtr> values;
+    std::vector<Tensor> outputs = branch.run({}, ctx, 0, {}, &values);
     if (outputs.size() != ctx.num_outputs())
       fail(ctx.node().label() + ": the " + (take_then ? "then" : "else") + " branch has " +
            std::to_string(outputs.size()) + " outputs, the node " + std::to_string(ctx.num_outputs()));
-    for (size_t i = 0; i < outputs.size(); ++i) ctx.set_output(i, std::move(outputs[i]));
+    for (size_t i = 0; i < outputs.size(); ++i)
+      if (values[i])
+        ctx.set_value_output(i, std::move(values[i]));
+      else
+        ctx.set_output(i, std::move(outputs[i]));
   }
 
  private:

@@ -40,8 +40,12 @@ class LoopOp : public OpKernel {
       trips = m.data<int64_t>()[0];
     }
     bool keep_going = ctx.has_input(1) ? condition_value(ctx.input(1), label + ": cond") : true;
-    std::vector<Tensor> carried;
-    for (size_t i = 0; i < carried_count; ++i) carried.push_back(ctx.input(2 + i));
+    // Loop-carried sequences and optionals travel beside the tensors (tensor/value.h).
+    std::vector<Tensor> carried(carried_count);
+    std::vector<ValuePtr> carried_values(2 + carried_count);
+    for (size_t i = 0; i < carried_count; ++i)
+      if (!(carried_values[2 + i] = ctx.value_input(2 + i))) carried[i] = ctx.input(2 + i);
+    std::vector<ValuePtr> out_values;
     std::vector<std::vector<Tensor>> scans(scan_count);
     std::vector<uint64_t> scan_bytes(scan_count, 0);
     for (int64_t iteration = 0; iteration < trips && keep_going; ++iteration) {
@@ -55,10 +59,14 @@ class LoopOp : public OpKernel {
       feeds.push_back(scalar_like(body.inputs[1], DType::Bool));
       feeds.back().data<bool>()[0] = keep_going;
       feeds.insert(feeds.end(), carried.begin(), carried.end());
-      std::vector<Tensor> out = body_.run(feeds, ctx, iteration);
+      std::vector<Tensor> out = body_.run(feeds, ctx, iteration, carried_values, &out_values);
       keep_going = condition_value(out[0], label + ": the body's condition output");
-      for (size_t i = 0; i < carried_count; ++i) carried[i] = std::move(out[1 + i]);
+      for (size_t i = 0; i < carried_count; ++i) {
+        carried[i] = std::move(out[1 + i]);
+        carried_values[2 + i] = std::move(out_values[1 + i]);
+      }
       for (size_t k = 0; k < scan_count; ++k) {
+        if (out_values[1 + carried_count + k]) fail(label + ": a scan output of the body is a sequence or optional");
         scans[k].push_back(std::move(out[1 + carried_count + k]));
         // Stacking copies the slices once more: what is held so far must fit again, or the loop stops here
         // with the output named, long before the machine runs out.
@@ -68,7 +76,11 @@ class LoopOp : public OpKernel {
                                scan_bytes[k]);
       }
     }
-    for (size_t i = 0; i < carried_count; ++i) ctx.set_output(i, std::move(carried[i]));
+    for (size_t i = 0; i < carried_count; ++i)
+      if (carried_values[2 + i])
+        ctx.set_value_output(i, std::move(carried_values[2 + i]));
+      else
+        ctx.set_output(i, std::move(carried[i]));
     for (size_t k = 0; k < scan_count; ++k) {
       if (!scans[k].empty()) {
         ctx.set_output(carried_count + k, stack_along(scans[k], 0, label));

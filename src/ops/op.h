@@ -23,6 +23,7 @@
 #include "tensor/dispatch.h"
 #include "tensor/formats.h"
 #include "tensor/tensor.h"
+#include "tensor/value.h"
 
 namespace mpa {
 
@@ -113,11 +114,27 @@ class SubgraphExecutor {
  public:
   virtual ~SubgraphExecutor() = default;
   // Runs `graph` on `feeds` (its declared inputs by name) under `config`, reading outer values through
-  // `scope` and showing its nodes to `observer` (either may be nullptr); returns its outputs by name.
+  // `scope` and showing its nodes to `observer` (either may be nullptr); returns its tensor outputs by name.
+  // `values` (may be nullptr) gives the sequence/optional inputs and the enclosing scopes' such values by
+  // name, and receives the sequence/optional outputs.
   virtual std::map<std::string, Tensor> run_subgraph(const std::shared_ptr<const Graph>& graph,
                                                      const std::map<std::string, Tensor>& feeds,
                                                      const ExecConfig& config, const ScopeLookup* scope,
-                                                     SubgraphObserver* observer) const = 0;
+                                                     SubgraphObserver* observer, ValueMap* values) const = 0;
+};
+
+// The sequence and optional values (tensor/value.h) a node reads and makes beside its tensors. The executor
+// reuses one per stream and fills `inputs` and `scope` only for nodes that meet such a value, so tensor
+// nodes never pay for them.
+struct NodeValues {
+  std::vector<ValuePtr> inputs;   // per input: its value where it is a sequence/optional; empty when none is
+  std::vector<ValuePtr> outputs;  // per output, filled by KernelContext::set_value_output
+  ValueMap scope;                 // such values of enclosing scopes the node's subgraphs read, by name
+  void clear() {
+    inputs.clear();
+    outputs.clear();
+    scope.clear();
+  }
 };
 
 // What compute() sees: inputs (nullptr for omitted optional inputs), outputs to fill. Both vectors belong to
@@ -136,7 +153,7 @@ class KernelContext {
   size_t num_inputs() const { return inputs_.size(); }
   bool has_input(size_t i) const { return i < inputs_.size() && inputs_[i] != nullptr; }
   const Tensor* optional_input(size_t i) const { return has_input(i) ? inputs_[i] : nullptr; }
-  const Tensor& input(size_t i) const;  // fails with a message when missing
+  const Tensor& input(size_t i) const;  // fails with a message when missing or not a tensor
   size_t num_outputs() const { return outputs_.size(); }
   bool output_requested(size_t i) const;  // false when the node names no value for output i
   // Allocates output i (uninitialised) and returns it.
@@ -153,6 +170,13 @@ class KernelContext {
   // Who runs the node's subgraphs (the executor), or nullptr outside one.
   const SubgraphExecutor* subgraphs() const { return subgraphs_; }
   void set_subgraphs(const SubgraphExecutor* subgraphs) { subgraphs_ = subgraphs; }
+  // Input i where it is a sequence or optional (tensor/value.h), else nullptr (a tensor, or omitted).
+  const ValuePtr& value_input(size_t i) const;
+  // Sets output i to a sequence or optional value; fails outside an executor that takes them.
+  void set_value_output(size_t i, ValuePtr value);
+  // The node's sequence/optional values (set by the executor), or nullptr.
+  NodeValues* values() const { return values_; }
+  void set_values(NodeValues* values) { values_ = values; }
 
  private:
   const Node& node_;
@@ -162,6 +186,7 @@ class KernelContext {
   const ScopeLookup* scope_ = nullptr;
   SubgraphObserver* observer_ = nullptr;
   const SubgraphExecutor* subgraphs_ = nullptr;
+  NodeValues* values_ = nullptr;
 };
 
 class OpKernel {

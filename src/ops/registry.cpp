@@ -75,8 +75,24 @@ const Tensor& OpInit::require_tensor(const std::string& key) const {
 // [SECTION] KernelContext
 
 const Tensor& KernelContext::input(size_t i) const {
-  if (!has_input(i)) fail(node_.label() + ": input " + std::to_string(i) + " is required but missing");
+  if (!has_input(i)) {
+    if (const ValuePtr& value = value_input(i))
+      fail(node_.label() + ": input " + std::to_string(i) + " is " + value->describe() + ", not a tensor");
+    fail(node_.label() + ": input " + std::to_string(i) + " is required but missing");
+  }
   return *inputs_[i];
+}
+
+const ValuePtr& KernelContext::value_input(size_t i) const {
+  static const ValuePtr none;
+  return values_ && i < values_->inputs.size() ? values_->inputs[i] : none;
+}
+
+void KernelContext::set_value_output(size_t i, ValuePtr value) {
+  if (!(i < outputs_.size())) fail(node_.label() + ": output " + std::to_string(i) + " out of range");
+  if (!values_) fail(node_.label() + ": makes " + value->describe() + ", which this run cannot hold");
+  values_->outputs.resize(outputs_.size());
+  values_->outputs[i] = std::move(value);
 }
 
 bool KernelContext::output_requested(size_t i) const { return i < node_.outputs.size() && !node_.outputs[i].empty(); }

@@ -35,20 +35,37 @@ class ObservedRun {
 
 }  // namespace
 
-std::vector<Tensor> SubgraphRunner::run(const std::vector<Tensor>& inputs, const KernelContext& ctx,
-                                        int64_t iteration) const {
+std::vector<Tensor> SubgraphRunner::run(const std::vector<Tensor>& inputs, const KernelContext& ctx, int64_t iteration,
+                                        const std::vector<ValuePtr>& value_inputs,
+                                        std::vector<ValuePtr>* value_outputs) const {
   const ExecConfig& config = ctx.config();
   if (inputs.size() != graph_->inputs.size())
     fail(owner_ + ": its subgraph declares " + std::to_string(graph_->inputs.size()) + " inputs, " +
          std::to_string(inputs.size()) + " given");
   if (!ctx.subgraphs()) fail(owner_ + ": no executor to run its subgraph");
   std::map<std::string, Tensor> feeds;
-  for (size_t i = 0; i < inputs.size(); ++i) feeds[graph_->inputs[i].name] = inputs[i];
+  ValueMap values;
+  if (ctx.values()) values = ctx.values()->scope;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (i < value_inputs.size() && value_inputs[i])
+      values[graph_->inputs[i].name] = value_inputs[i];
+    else
+      feeds[graph_->inputs[i].name] = inputs[i];
   const ObservedRun observed(ctx.observer(), ctx.node(), attribute_, iteration);
-  const std::map<std::string, Tensor> outputs =
-      ctx.subgraphs()->run_subgraph(graph_, feeds, config, ctx.scope(), ctx.observer());
+  const bool with_values = value_outputs || !values.empty();
+  const std::map<std::string, Tensor> outputs = ctx.subgraphs()->run_subgraph(
+      graph_, feeds, config, ctx.scope(), ctx.observer(), with_values ? &values : nullptr);
   std::vector<Tensor> ordered;
-  for (const ValueInfo& out : graph_->outputs) ordered.push_back(outputs.at(out.name));
+  if (value_outputs) value_outputs->assign(graph_->outputs.size(), nullptr);
+  for (size_t o = 0; o < graph_->outputs.size(); ++o) {
+    const std::string& name = graph_->outputs[o].name;
+    if (auto v = values.find(name); value_outputs && v != values.end()) {
+      (*value_outputs)[o] = v->second;
+      ordered.emplace_back();
+    } else {
+      ordered.push_back(outputs.at(name));
+    }
+  }
   return ordered;
 }
 

@@ -16,8 +16,12 @@ class SubgraphRunner {
   const Graph& graph() const { return *graph_; }
   // Runs the subgraph on `inputs` (one per declared input, in order) under ctx's settings, reading outer
   // values through ctx's scope and shown to ctx's observer as run `iteration` of the node's loop (0 for
-  // If); returns the declared outputs in order.
-  std::vector<Tensor> run(const std::vector<Tensor>& inputs, const KernelContext& ctx, int64_t iteration = 0) const;
+  // If); returns the declared outputs in order. Sequence/optional values (tensor/value.h) go in through
+  // `value_inputs` (where set, they stand for the input) and come back in `value_outputs` (where set, the
+  // returned tensor is undefined); without `value_outputs`, such an output fails.
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs, const KernelContext& ctx, int64_t iteration = 0,
+                          const std::vector<ValuePtr>& value_inputs = {},
+                          std::vector<ValuePtr>* value_outputs = nullptr) const;
 
  private:
   std::shared_ptr<const Graph> graph_;

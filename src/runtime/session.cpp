@@ -23,6 +23,12 @@ struct StreamValues {
   std::vector<Format> format;
   std::map<std::tuple<int, int, Device>, Tensor> copies;
   std::map<std::pair<const Tensor*, Device>, Tensor> outer_copies;  // values of enclosing scopes, moved here
+  // Per slot, its sequence/optional value (tensor/value.h); empty until the run meets one.
+  std::vector<ValuePtr> boxed;
+  void set_boxed(int slot, ValuePtr value) {
+    boxed.resize(values.size());
+    boxed[size_t(slot)] = std::move(value);
+  }
   void drop_copies(int slot) {
     copies.erase(copies.lower_bound({slot, INT_MIN, Device{}}), copies.lower_bound({slot + 1, INT_MIN, Device{}}));
   }
@@ -68,6 +74,15 @@ void collect_unsupported(const Graph& graph, std::vector<UnsupportedNode>& out) 
 
 }  // namespace
 
+bool meets_values(const Node& node, const std::vector<const Tensor*>& inputs,
+                  const std::vector<const Tensor*>& outputs) {
+  for (size_t k = 0; k < node.inputs.size() && k < inputs.size(); ++k)
+    if (!node.inputs[k].empty() && !inputs[k]) return true;
+  for (size_t k = 0; k < node.outputs.size() && k < outputs.size(); ++k)
+    if (!node.outputs[k].empty() && !outputs[k]) return true;
+  return false;
+}
+
 std::vector<UnsupportedNode> find_unsupported_nodes(const Graph& graph) {
   std::vector<UnsupportedNode> out;
   collect_unsupported(graph, out);
@@ -96,12 +111,13 @@ Session::Session(std::shared_ptr<const Graph> graph, SessionOptions options)
     node_configs_.push_back(c);
     if (c.storage != Format::FP32) initializers_in(c.storage);  // converted once, before any run
   }
-  // Sequence, optional and map values do not flow through the runtime: refused up front, by type.
+  // Maps, sparse tensors and nested sequences do not flow through the runtime: refused up front, by type.
   for (const auto* list : {&graph_->inputs, &graph_->outputs})
     for (const ValueInfo& v : *list)
-      if (!v.is_tensor)
+      if (!v.is_tensor && !v.boxed)
         throw UnsupportedType("graph " + std::string(list == &graph_->inputs ? "input" : "output") + " '" + v.name +
-                              "' is a " + v.type_name + ", which mpaudit does not support (tensors only)");
+                              "' is a " + v.type_name +
+                              ", which mpaudit does not support (tensors, sequences of tensors and optionals only)");
   // Every node has a CPU kernel (the fallback of every placement); a device backend's own kernels are made
   // beside them where it registers one.
   const auto unsupported = find_unsupported_nodes(*graph_);
@@ -136,7 +152,10 @@ Session::Session(std::shared_ptr<const Graph> graph, SessionOptions options)
     return slot_of_.emplace(name, static_cast<int>(slot_of_.size())).first->second;
   };
   for (const ValueInfo& in : graph_->inputs) {
-    slot_for(in.name);
+    if (in.boxed == Value::Kind::Optional)
+      optional_inputs_.push_back(slot_for(in.name));
+    else
+      slot_for(in.name);
     feedable_.insert(in.name);
   }
   for (const auto& [name, t] : graph_->initializers) {
@@ -165,7 +184,8 @@ Session::Session(std::shared_ptr<const Graph> graph, SessionOptions options)
 Session::~Session() = default;
 
 TensorMap Session::run_subgraph(const std::shared_ptr<const Graph>& graph, const TensorMap& feeds,
-                                const ExecConfig& config, const ScopeLookup* scope, SubgraphObserver* observer) const {
+                                const ExecConfig& config, const ScopeLookup* scope, SubgraphObserver* observer,
+                                ValueMap* values) const {
   SessionOptions options;
   options.threads = config.threads;
   options.precision = format_of(config);
@@ -180,12 +200,31 @@ TensorMap Session::run_subgraph(const std::shared_ptr<const Graph>& graph, const
     if (!slot) slot = std::make_unique<Session>(graph, options);
     session = slot.get();
   }
-  return session->run(feeds, {}, nullptr, scope, observer);
+  return session->run(feeds, {}, nullptr, scope, observer, values);
 }
 
-void Session::check_feeds(const TensorMap& feeds) const {
+void Session::check_feeds(const TensorMap& feeds, const ValueMap* value_feeds) const {
   for (const ValueInfo& in : graph_->inputs) {
     auto it = feeds.find(in.name);
+    const ValuePtr* value = nullptr;
+    if (value_feeds)
+      if (auto v = value_feeds->find(in.name); v != value_feeds->end()) value = &v->second;
+    if (in.boxed) {
+      if (it != feeds.end())
+        fail("input '" + in.name + "' expects " + in.type_name + ", got a tensor (" + dtype_name(it->second.dtype()) +
+             " " + shape_str(it->second.shape()) + "): a plain tensor cannot stand for a sequence or optional");
+      if (*in.boxed == Value::Kind::Optional && !value) continue;  // an omitted optional is an empty one
+      if (!(value && *value)) fail("graph input '" + in.name + "' (" + in.type_name + ") was not given a value");
+      // An optional input takes a sequence too, as the optional holding it (a loop-carried optional(sequence)).
+      if ((*value)->kind == Value::Kind::Optional && *in.boxed == Value::Kind::Sequence)
+        fail("input '" + in.name + "' expects " + in.type_name + ", got " + (*value)->describe());
+      continue;
+    }
+    // A body input declared without a type (some exporters write loop-carried sequences so) takes any value.
+    if (value && it == feeds.end() && in.elem_type == 0 && !in.has_shape) continue;
+    if (value && it == feeds.end())
+      fail("input '" + in.name + "' expects a tensor" + (in.elem_type ? "(" + onnx_type_name(in.elem_type) + ")" : "") +
+           ", got " + (*value ? (*value)->describe() : "no value"));
     if (!(it != feeds.end())) fail("graph input '" + in.name + "' was not given a value");
     const Tensor& t = it->second;
     // An FP64 session holds float32 values widened to double, a subgraph's loop-carried ones included.
@@ -268,12 +307,14 @@ Tensor Session::move_to(const Tensor& tensor, const Backend& to) const {
 
 void Session::run_on(const Backend& backend, size_t index, const std::vector<const Tensor*>& inputs,
                      std::vector<Tensor>& outputs, const ExecConfig& config, const ScopeLookup* scope,
-                     SubgraphObserver* observer) const {
+                     SubgraphObserver* observer, NodeValues* values) const {
   const Node& node = graph_->nodes[index];
   KernelContext ctx(node, inputs, outputs, config);
   ctx.set_scope(scope);
   ctx.set_observer(observer);
   ctx.set_subgraphs(this);
+  if (values) values->outputs.clear();
+  ctx.set_values(values);
   const OpKernel& kernel = &backend == host_ || !device_kernels_[index] ? *kernels_[index] : *device_kernels_[index];
   try {
     backend.run(kernel, ctx);
@@ -281,7 +322,8 @@ void Session::run_on(const Backend& backend, size_t index, const std::vector<con
     rethrow_naming(node);
   }
   for (size_t k = 0; k < node.outputs.size(); ++k)
-    if (!node.outputs[k].empty() && !outputs[k].defined())
+    if (!node.outputs[k].empty() && !outputs[k].defined() &&
+        !(values && k < values->outputs.size() && values->outputs[k]))
       fail(node.label() + ": produced no value for output '" + node.outputs[k] + "'");
 }
 
@@ -297,7 +339,7 @@ std::vector<Tensor> Session::rerun(size_t index, const std::vector<const Tensor*
       on_backend[k] = &moved[k];
     }
   std::vector<Tensor> outputs;
-  run_on(backend, index, on_backend, outputs, config, scope, nullptr);
+  run_on(backend, index, on_backend, outputs, config, scope, nullptr, nullptr);
   for (size_t o = 0; o < outputs.size(); ++o) {
     if (!outputs[o].defined()) continue;
     if (config.storage != Format::FP32 || computes_in_format)
@@ -308,7 +350,7 @@ std::vector<Tensor> Session::rerun(size_t index, const std::vector<const Tensor*
 }
 
 TensorMap Session::run(const TensorMap& feeds, const NodeHook& hook, RunStats* stats, const ScopeLookup* outer,
-                       SubgraphObserver* observer) const {
+                       SubgraphObserver* observer, ValueMap* values) const {
   // The single-stream run shows its nodes to the hook and the subgraph observer of an enclosing run.
   class Watch : public ExecObserver {
    public:
@@ -328,13 +370,17 @@ TensorMap Session::run(const TensorMap& feeds, const NodeHook& hook, RunStats* s
   };
   static const std::vector<StreamPlan> own_plan(1);  // the session's own configs and initializers
   Watch watch(*this, hook, observer);
-  std::vector<TensorMap> outputs = run_streams(feeds, own_plan, hook || observer ? &watch : nullptr, outer, stats);
+  std::vector<ValueMap> value_outputs;
+  std::vector<TensorMap> outputs = run_streams(feeds, own_plan, hook || observer ? &watch : nullptr, outer, stats,
+                                               values, values ? &value_outputs : nullptr);
+  if (values) *values = std::move(value_outputs.front());
   return std::move(outputs.front());
 }
 
 std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::vector<StreamPlan>& streams,
-                                            ExecObserver* observer, const ScopeLookup* outer, RunStats* stats) const {
-  check_feeds(feeds);
+                                            ExecObserver* observer, const ScopeLookup* outer, RunStats* stats,
+                                            const ValueMap* value_feeds, std::vector<ValueMap>* value_outputs) const {
+  check_feeds(feeds, value_feeds);
   host_->use_threads(options_.threads);
   if (requested_ != host_) requested_->use_threads(options_.threads);
   if (requested_ != host_) requested_->time_nodes(observer && observer->wants_device_time());
@@ -346,7 +392,23 @@ std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::v
     table.values.resize(slot_of_.size());
     table.format.assign(slot_of_.size(), Format::FP32);
     for (const auto& [name, t] : feeds) table.values[size_t(slot_of_.at(name))] = t;
+    // Value feeds of names this graph does not define are its enclosing scopes' values.
+    if (value_feeds)
+      for (const auto& [name, v] : *value_feeds)
+        if (auto slot = slot_of_.find(name); slot != slot_of_.end() && feedable_.count(name))
+          table.set_boxed(slot->second, v);
+    for (const int slot : optional_inputs_)
+      if (table.boxed.empty() || !table.boxed[size_t(slot)]) table.set_boxed(slot, Value::make_optional(Tensor()));
   }
+  // A sequence/optional value visible here by slot (-1: none) or name, or null: sought only where no tensor is.
+  const auto boxed_of = [&](size_t s, int slot, const std::string& name) -> ValuePtr {
+    const std::vector<ValuePtr>& boxed = tables[s].boxed;
+    if (slot >= 0 && size_t(slot) < boxed.size() && boxed[size_t(slot)]) return boxed[size_t(slot)];
+    if (!value_feeds) return nullptr;
+    auto v = value_feeds->find(name);
+    return v != value_feeds->end() ? v->second : nullptr;
+  };
+  std::vector<NodeValues> node_values(streams.size());
   auto config_of = [&](size_t s, size_t i) -> const ExecConfig& {
     return streams[s].node_config.empty() ? node_configs_[i] : streams[s].node_config[i];
   };
@@ -469,14 +531,25 @@ std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::v
                             : slots.initializers[k] && config.storage == Format::FP32 && !narrow
                                 ? moved_to(s, slots.initializers[k], at)
                                 : lookup(s, name, config.storage, narrow, at);
-          if (!name.empty() && !t) fail(node.label() + ": input '" + name + "' has no value");
+          if (!name.empty() && !t) {
+            ValuePtr value = boxed_of(s, slot, name);
+            if (!value) fail(node.label() + ": input '" + name + "' has no value");
+            node_values[s].inputs.resize(node.inputs.size());
+            node_values[s].inputs[k] = std::move(value);
+          }
           step.inputs.push_back(t);
         }
+        if (!tables[s].boxed.empty() || value_feeds)
+          for (const std::string& name : node.implicit_inputs) {
+            auto slot = slot_of_.find(name);
+            if (ValuePtr value = boxed_of(s, slot == slot_of_.end() ? -1 : slot->second, name))
+              node_values[s].scope.emplace(name, std::move(value));
+          }
         step.convert_seconds = since(reading);
         scope_at[s] = {s, config.storage, narrow};
         const auto running = now();
         run_on(runs_on, i, step.inputs, results, config, node.implicit_inputs.empty() ? nullptr : &scopes[s],
-               observer ? observer->subgraphs(i, s) : nullptr);
+               observer ? observer->subgraphs(i, s) : nullptr, &node_values[s]);
         step.run_seconds = since(running);
         step.device_seconds =
             observer && observer->wants_device_time() ? runs_on.last_run_device_seconds() : std::nullopt;
@@ -493,8 +566,13 @@ std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::v
             tables[s].drop_copies(slot);
             tables[s].values[size_t(slot)] = std::move(results[k]);
             tables[s].format[size_t(slot)] = config.storage;
-            step.outputs[k] = &tables[s].values[size_t(slot)];
+            // A sequence/optional output is not shown as a tensor: the observer sees it as not named.
+            if (k < node_values[s].outputs.size() && node_values[s].outputs[k])
+              tables[s].set_boxed(slot, std::move(node_values[s].outputs[k]));
+            else
+              step.outputs[k] = &tables[s].values[size_t(slot)];
           }
+        node_values[s].clear();
         if (!host_copies_in.empty() && !runs_on.device().is_host()) {
           const auto on_host = [&](std::vector<const Tensor*>& views, std::vector<Tensor>& copies) {
             copies.resize(views.size());
@@ -524,16 +602,26 @@ std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::v
         for (const int slot : slots.release) {
           table.values[size_t(slot)] = Tensor();
           table.drop_copies(slot);
+          if (!table.boxed.empty()) table.boxed[size_t(slot)] = nullptr;
         }
     } catch (...) {
       rethrow_naming(node);
     }
   }
   std::vector<TensorMap> outputs(streams.size());
+  if (value_outputs) value_outputs->assign(streams.size(), {});
   for (size_t s = 0; s < streams.size(); ++s)
     for (const auto& out : graph_->outputs) {
       auto slot = slot_of_.find(out.name);
       const bool produced = slot != slot_of_.end() && tables[s].values[size_t(slot->second)].defined();
+      if (!produced)
+        if (ValuePtr value = boxed_of(s, slot == slot_of_.end() ? -1 : slot->second, out.name)) {
+          if (!value_outputs)
+            fail("graph output '" + out.name + "' is " + value->describe() +
+                 ", which the audit does not compare (tensor outputs only; mpaudit run saves it)");
+          (*value_outputs)[s].emplace(out.name, std::move(value));
+          continue;
+        }
       const Tensor* t = produced ? &tables[s].values[size_t(slot->second)] : lookup(s, out.name, Format::FP32, false, *host_);
       if (!(t != nullptr)) fail("graph output '" + out.name + "' has no value");
       outputs[s].emplace(out.name, move_to(*t, *host_));

@@ -109,6 +109,11 @@ class ExecObserver {
   virtual bool wants_device_time() const { return false; }
 };
 
+// Whether a node's run read or made a sequence or optional value (tensor/value.h): the executor shows such a
+// value as nullptr where the node names one. The audit neither reruns such a node nor probes those values.
+bool meets_values(const Node& node, const std::vector<const Tensor*>& inputs,
+                  const std::vector<const Tensor*>& outputs);
+
 // Nodes whose (domain, op, opset) has no registered kernel, including inside subgraphs.
 std::vector<UnsupportedNode> find_unsupported_nodes(const Graph& graph);
 
@@ -122,19 +127,25 @@ class Session : public SubgraphExecutor {
   // Runs the graph on feeds (one tensor per graph input; inputs backed by an initializer may be fed to
   // override it) and returns the graph outputs by name.
   // `outer` resolves names the graph reads but does not define: a subgraph's enclosing scopes.
-  // `observer` sees every node run, here and inside subgraphs.
+  // `observer` sees every node run, here and inside subgraphs. `values` (tensor/value.h) gives the
+  // sequence/optional feeds (and enclosing scopes' such values) and receives the sequence/optional outputs.
   TensorMap run(const TensorMap& feeds, const NodeHook& hook = {}, RunStats* stats = nullptr,
-                const ScopeLookup* outer = nullptr, SubgraphObserver* observer = nullptr) const;
+                const ScopeLookup* outer = nullptr, SubgraphObserver* observer = nullptr,
+                ValueMap* values = nullptr) const;
 
   // Runs the graph once per stream, node by node in lockstep (node i in every stream, then node i+1), on
   // the same feeds, showing each node's runs to `observer` before their inputs are freed; returns each
   // stream's graph outputs. The one executor: run() is its single-stream case, the audit its many-stream one.
+  // `value_feeds`: the sequence/optional feeds and enclosing scopes' such values; `value_outputs`: each
+  // stream's sequence/optional graph outputs (either may be nullptr).
   std::vector<TensorMap> run_streams(const TensorMap& feeds, const std::vector<StreamPlan>& streams,
                                      ExecObserver* observer = nullptr, const ScopeLookup* outer = nullptr,
-                                     RunStats* stats = nullptr) const;
+                                     RunStats* stats = nullptr, const ValueMap* value_feeds = nullptr,
+                                     std::vector<ValueMap>* value_outputs = nullptr) const;
 
-  // Fails unless feeds match the graph's inputs.
-  void check_feeds(const TensorMap& feeds) const;
+  // Fails unless feeds match the graph's inputs: tensors for tensor inputs, sequence/optional values (from
+  // `value_feeds`) for inputs declared so.
+  void check_feeds(const TensorMap& feeds, const ValueMap* value_feeds = nullptr) const;
   // Runs node `index` once more, outside any run (the audit's isolated runs, its consequence tracing): on
   // `inputs` (nullptr for omitted optional ones), under `config`, placed as a run under that config places
   // it; returns one host tensor per node output (undefined where the node names none), stored in the
@@ -159,7 +170,7 @@ class Session : public SubgraphExecutor {
   // Runs a control-flow node's subgraph through a session of its own per precision setting (the audit
   // runs several), made on first use and kept for later iterations and samples.
   TensorMap run_subgraph(const std::shared_ptr<const Graph>& graph, const TensorMap& feeds, const ExecConfig& config,
-                         const ScopeLookup* scope, SubgraphObserver* observer) const override;
+                         const ScopeLookup* scope, SubgraphObserver* observer, ValueMap* values) const override;
 
  private:
   const Backend& backend_for(size_t index, const ExecConfig& config) const;
@@ -170,7 +181,7 @@ class Session : public SubgraphExecutor {
   Tensor move_to(const Tensor& tensor, const Backend& to) const;
   void run_on(const Backend& backend, size_t index, const std::vector<const Tensor*>& inputs,
               std::vector<Tensor>& outputs, const ExecConfig& config, const ScopeLookup* scope,
-              SubgraphObserver* observer) const;
+              SubgraphObserver* observer, NodeValues* values) const;
 
   std::shared_ptr<const Graph> graph_;
   SessionOptions options_;
@@ -192,6 +203,7 @@ class Session : public SubgraphExecutor {
   // allocated per value and run (small models and subgraph runs were spending a fifth of their time there).
   std::unordered_map<std::string, int> slot_of_;
   std::unordered_set<std::string> feedable_;  // graph inputs and initializers
+  std::vector<int> optional_inputs_;          // slots of optional-typed graph inputs: empty optionals when not fed
   struct NodeSlots {
     std::vector<int> inputs;                  // -1: omitted, or a name from an enclosing scope
     std::vector<const Tensor*> initializers;  // per input: the graph's own (fp32) initializer of that name

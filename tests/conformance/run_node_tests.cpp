@@ -2,6 +2,7 @@
 // through the FP32 runtime and compares with the expected outputs (rtol 1e-3, atol 1e-7, as onnx's own
 // backend runner). Cases whose ops or element types the runtime does not support are counted as
 // unsupported and listed; there is no list of known failures. Exit code 1 when any case fails.
+#include <onnx/onnx-data_pb.h>
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
@@ -63,6 +64,47 @@ std::string compare(const std::string& name, const Tensor& expected, const Tenso
   return "";
 }
 
+// A sequence/optional test value (onnx SequenceProto / OptionalProto file) as the runtime holds it;
+// `declared` gives an empty sequence its element type.
+ValuePtr load_value_pb(const fs::path& path, const ValueInfo& declared) {
+  std::string bytes = read_file_bytes(path, uint64_t{1} << 30);
+  const auto sequence = [&](const onnx::SequenceProto& proto) {
+    if (proto.elem_type() != onnx::SequenceProto::TENSOR && proto.elem_type() != onnx::SequenceProto::UNDEFINED)
+      fail(path.string() + ": a sequence of non-tensors");
+    std::vector<Tensor> elements;
+    for (const auto& t : proto.tensor_values())
+      elements.push_back(tensor_from_proto(t, path.parent_path(), path.string()));
+    return Value::make_sequence(static_cast<DType>(declared.elem_type), std::move(elements));
+  };
+  if (*declared.boxed == Value::Kind::Sequence) {
+    onnx::SequenceProto proto;
+    if (!proto.ParseFromString(bytes)) fail(path.string() + ": not a serialized SequenceProto");
+    return sequence(proto);
+  }
+  onnx::OptionalProto proto;
+  if (!proto.ParseFromString(bytes)) fail(path.string() + ": not a serialized OptionalProto");
+  if (proto.has_tensor_value())
+    return Value::make_optional(tensor_from_proto(proto.tensor_value(), path.parent_path(), path.string()));
+  if (proto.has_sequence_value()) return Value::make_optional(Tensor(), sequence(proto.sequence_value()));
+  return Value::make_optional(Tensor());
+}
+
+// Compares a sequence/optional output; returns an empty string when it matches.
+std::string compare_values(const std::string& name, const Value& expected, const Value* actual, const Options& opt) {
+  if (!actual) return "output '" + name + "': a tensor, expected " + expected.describe();
+  if (expected.kind != actual->kind || expected.has_element() != actual->has_element() ||
+      expected.elements.size() != actual->elements.size() || expected.tensor.defined() != actual->tensor.defined())
+    return "output '" + name + "': " + actual->describe() + ", expected " + expected.describe();
+  if (expected.tensor.defined()) return compare(name, expected.tensor, actual->tensor, opt);
+  if (expected.sequence) return compare_values(name, *expected.sequence, actual->sequence.get(), opt);
+  for (size_t i = 0; i < expected.elements.size(); ++i) {
+    const std::string diff =
+        compare(name + "[" + std::to_string(i) + "]", expected.elements[i], actual->elements[i], opt);
+    if (!diff.empty()) return diff;
+  }
+  return "";
+}
+
 std::vector<fs::path> sorted_entries(const fs::path& dir, const std::string& prefix) {
   std::vector<fs::path> out;
   for (const auto& entry : fs::directory_iterator(dir))
@@ -92,7 +134,7 @@ CaseResult run_case(const fs::path& dir, const Options& opt) {
   }
   for (const auto& list : {graph.inputs, graph.outputs})
     for (const ValueInfo& v : list) {
-      if (!v.is_tensor) return {Outcome::Unsupported, "sequence/optional/map values"};
+      if (!v.is_tensor && !v.boxed) return {Outcome::Unsupported, "map, sparse or nested sequence values"};
       if (v.elem_type != 0 && !dtype_is_supported(v.elem_type))
         return {Outcome::Unsupported, "element type " + onnx_type_name(v.elem_type)};
     }
@@ -102,15 +144,31 @@ CaseResult run_case(const fs::path& dir, const Options& opt) {
     Session session(model.graph, options);
     for (const fs::path& set : sorted_entries(dir, "test_data_set_")) {
       TensorMap feeds;
+      ValueMap values;
       const auto inputs = sorted_entries(set, "input_");
       if (inputs.size() > graph.inputs.size()) return {Outcome::Failed, "more input files than graph inputs"};
-      for (size_t i = 0; i < inputs.size(); ++i) feeds[graph.inputs[i].name] = load_tensor_pb(inputs[i]);
+      for (size_t i = 0; i < inputs.size(); ++i) {
+        const ValueInfo& in = graph.inputs[i];
+        if (in.boxed)
+          values[in.name] = load_value_pb(inputs[i], in);
+        else
+          feeds[in.name] = load_tensor_pb(inputs[i]);
+      }
       // Inputs without a data file are omitted optional inputs.
-      TensorMap got = session.run(feeds);
+      TensorMap got = session.run(feeds, {}, nullptr, nullptr, nullptr, &values);
       const auto outputs = sorted_entries(set, "output_");
       for (size_t i = 0; i < outputs.size() && i < graph.outputs.size(); ++i) {
-        const std::string& name = graph.outputs[i].name;
-        const std::string diff = compare(name, load_tensor_pb(outputs[i]), got.at(name), opt);
+        const ValueInfo& out = graph.outputs[i];
+        std::string diff;
+        if (out.boxed) {
+          auto v = values.find(out.name);
+          diff = compare_values(out.name, *load_value_pb(outputs[i], out),
+                                v == values.end() ? nullptr : v->second.get(), opt);
+        } else if (got.count(out.name)) {
+          diff = compare(out.name, load_tensor_pb(outputs[i]), got.at(out.name), opt);
+        } else {
+          diff = "output '" + out.name + "' is not a tensor";
+        }
         if (!diff.empty()) return {Outcome::Failed, set.filename().string() + ": " + diff};
       }
     }

@@ -99,6 +99,7 @@ void FakeBackend::run(const OpKernel& kernel, KernelContext& ctx) const {
   host.set_scope(ctx.scope());
   host.set_observer(ctx.observer());
   host.set_subgraphs(ctx.subgraphs());
+  host.set_values(ctx.values());
   const auto start = std::chrono::steady_clock::now();
   kernel.compute(host);
   kernel_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
