@@ -177,7 +177,7 @@ class DequantizeLinearOp : public OpKernel {
 };
 
 // y = saturate(round(x / scale) + zero_point) to uint8, with scale and zero point chosen from x's range
-// widened to hold 0, all in float32 as the spec's function body computes them.
+// widened to hold 0, all in float32 as the spec's function body computes them; NaNs do not widen it.
 class DynamicQuantizeLinearOp : public OpKernel {
  public:
   explicit DynamicQuantizeLinearOp(const OpInit&) {}
@@ -191,7 +191,8 @@ class DynamicQuantizeLinearOp : public OpKernel {
       lo = std::min(lo, in[i]);
       hi = std::max(hi, in[i]);
     }
-    const float scale = (hi == lo ? 1.0f : hi - lo) / 255.0f;
+    // All zeros: scale 1, as onnxruntime (and the rule the reference's comment states; its code gives 1/255).
+    const float scale = hi == lo ? 1.0f : (hi - lo) / 255.0f;
     const float zero_point = std::nearbyint(std::clamp(0.0f - lo / scale, 0.0f, 255.0f));
     Tensor& y = ctx.allocate_output(0, DType::UInt8, x.shape());
     uint8_t* out = y.data<uint8_t>();
