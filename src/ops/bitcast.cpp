@@ -25,12 +25,14 @@ class BitCastOp : public OpKernel {
     uint8_t* out = static_cast<uint8_t*>(y.raw());
     const int64_t n = x.numel();
     if (dtype_bits(to_) < 8) {
-      for (int64_t i = 0; i < n; ++i) out[i] = dtype_is_narrow_float(to_) ? in[i] & 0xF : wrap_to_narrow_int(to_, in[i]);
+      for (int64_t i = 0; i < n; ++i)
+        out[i] = dtype_is_narrow_float(to_) ? in[i] & 0xF : wrap_to_narrow_int(to_, in[i]);
       return;
     }
     if (to_ == DType::Bool)  // a C++ bool must hold 0 or 1
       for (int64_t i = 0; i < n; ++i)
-        if (in[i] > 1) fail(who + ": byte " + std::to_string(in[i]) + " at element " + std::to_string(i) + " is not a bool");
+        if (in[i] > 1)
+          fail(who + ": byte " + std::to_string(in[i]) + " at element " + std::to_string(i) + " is not a bool");
     if (n) std::memcpy(out, in, x.nbytes());
   }
 

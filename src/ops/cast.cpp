@@ -8,8 +8,8 @@
 #include <map>
 
 #include "kernels/cast.h"
-#include "tensor/narrow.h"
 #include "ops/elementwise.h"
+#include "tensor/narrow.h"
 
 namespace mpa {
 
@@ -44,21 +44,27 @@ NarrowCastRules narrow_cast_rules(const OpInit& init) {
   NarrowCastRules rules;
   rules.saturate = init.get_int("saturate", 1) != 0;
   const std::string mode = init.get_string("round_mode", "up");
-  if (mode == "down") rules.rounding = E8M0Rounding::Down;
-  else if (mode == "nearest") rules.rounding = E8M0Rounding::Nearest;
-  else if (mode != "up") fail(init.node().label() + ": round_mode must be up, down or nearest, not '" + mode + "'");
+  if (mode == "down")
+    rules.rounding = E8M0Rounding::Down;
+  else if (mode == "nearest")
+    rules.rounding = E8M0Rounding::Nearest;
+  else if (mode != "up")
+    fail(init.node().label() + ": round_mode must be up, down or nearest, not '" + mode + "'");
   return rules;
 }
 
 // Elements of x as float (F = float) or as int64 (F = int64_t), the two ways into a narrow type.
-template <class F> void read_as(const Tensor& x, F* out) {
+template <class F>
+void read_as(const Tensor& x, F* out) {
   if (dtype_is_narrow(x.dtype())) {
     const DType t = x.dtype();
     const bool is_float = dtype_is_narrow_float(t);
     cpu::map_unary(static_cast<const uint8_t*>(x.raw()), out, x.numel(), [t, is_float](uint8_t code) {
       const float v = narrow_to_float(t, code);
-      if constexpr (std::is_same_v<F, float>) return v;
-      else return is_float ? float_to_integer<int64_t>(v) : static_cast<int64_t>(v);
+      if constexpr (std::is_same_v<F, float>)
+        return v;
+      else
+        return is_float ? float_to_integer<int64_t>(v) : static_cast<int64_t>(v);
     });
     return;
   }

@@ -39,8 +39,8 @@ IntegerConv integer_conv(const std::string& who, const WindowAttrs& attrs, int64
          " must be N x C x spatial... of the same rank");
   const int64_t batch = x.dim(0), channels = x.dim(1), out_channels = w.dim(0), cg = w.dim(1);
   if (!(group > 0 && channels == cg * group && out_channels % group == 0))
-    fail(who + ": " + std::to_string(channels) + " input channels, " + std::to_string(out_channels) +
-         " kernels of " + std::to_string(cg) + " channels do not fit group " + std::to_string(group));
+    fail(who + ": " + std::to_string(channels) + " input channels, " + std::to_string(out_channels) + " kernels of " +
+         std::to_string(cg) + " channels do not fit group " + std::to_string(group));
   const std::vector<int64_t> xz = zero_points(who, "x", x, x_zero_point, 1);
   const std::vector<int64_t> wz = zero_points(who, "w", w, w_zero_point, out_channels);
   if (bias && !(bias->dtype() == DType::Int32 && bias->numel() == out_channels))
@@ -112,8 +112,8 @@ class QLinearConvOp : public OpKernel {
     const std::string who = ctx.node().label();
     const Tensor &x_scale = ctx.input(1), &w = ctx.input(3), &w_scale = ctx.input(4), &y_scale = ctx.input(6);
     const Tensor& y_zero_point = ctx.input(7);
-    const IntegerConv c = integer_conv(who, attrs_, group_, ctx.input(0), &ctx.input(2), w, &ctx.input(5),
-                                       ctx.optional_input(8));
+    const IntegerConv c =
+        integer_conv(who, attrs_, group_, ctx.input(0), &ctx.input(2), w, &ctx.input(5), ctx.optional_input(8));
     if (!(x_scale.dtype() == DType::Float32 && w_scale.dtype() == DType::Float32 && y_scale.dtype() == DType::Float32))
       fail(who + ": scales must be float32");
     if (!(x_scale.numel() == 1 && y_scale.numel() == 1 && y_zero_point.numel() == 1 &&

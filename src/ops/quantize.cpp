@@ -69,7 +69,8 @@ DType float_type_attribute(const OpInit& init, const std::string& key) {
   if (id == 0) return DType::Undefined;
   const DType t = static_cast<DType>(id);
   if (!dtype_is_float(t))
-    fail(init.node().label() + ": '" + key + "' must name a float type, not " + onnx_type_name(static_cast<int32_t>(id)));
+    fail(init.node().label() + ": '" + key + "' must name a float type, not " +
+         onnx_type_name(static_cast<int32_t>(id)));
   return t;
 }
 
@@ -87,7 +88,8 @@ class QuantizeLinearOp : public OpKernel {
     const Tensor& x = ctx.input(0);
     const Tensor& scale = ctx.input(1);
     const Tensor* zero_point = ctx.optional_input(2);
-    if (!dtype_is_float(scale.dtype())) fail(who + ": the scale must be a float tensor, not " + dtype_name(scale.dtype()));
+    if (!dtype_is_float(scale.dtype()))
+      fail(who + ": the scale must be a float tensor, not " + dtype_name(scale.dtype()));
     DType out_t = output_dtype_ != 0 ? static_cast<DType>(output_dtype_) : DType::UInt8;
     if (zero_point) {
       if (output_dtype_ != 0 && zero_point->dtype() != out_t)
@@ -101,8 +103,8 @@ class QuantizeLinearOp : public OpKernel {
       fail(who + ": cannot quantize to " + dtype_name(out_t));
     const QuantGrid grid(who, x.shape(), scale, zero_point, axis_, block_size_);
     const DType div_t = precision_ != DType::Undefined ? precision_
-                        : dtype_is_float(x.dtype())   ? promoted_float_type(x.dtype(), scale.dtype())
-                                                      : promoted_float_type(DType::Float64, scale.dtype());
+                        : dtype_is_float(x.dtype())    ? promoted_float_type(x.dtype(), scale.dtype())
+                                                       : promoted_float_type(DType::Float64, scale.dtype());
     const std::vector<double> xs = x.to_double_vector(), scales = scale.to_double_vector();
     const std::vector<double> zps = zero_point ? zero_point->to_double_vector() : std::vector<double>(1, 0.0);
     auto quotient = [&](int64_t i) {
@@ -145,7 +147,8 @@ class DequantizeLinearOp : public OpKernel {
     const Tensor& x = ctx.input(0);
     const Tensor& scale = ctx.input(1);
     const Tensor* zero_point = ctx.optional_input(2);
-    if (!dtype_is_float(scale.dtype())) fail(who + ": the scale must be a float tensor, not " + dtype_name(scale.dtype()));
+    if (!dtype_is_float(scale.dtype()))
+      fail(who + ": the scale must be a float tensor, not " + dtype_name(scale.dtype()));
     if (dtype_is_float(x.dtype()) || x.dtype() == DType::Bool || x.dtype() == DType::Float8E8M0)
       fail(who + ": cannot dequantize " + dtype_name(x.dtype()));
     if (zero_point && zero_point->dtype() != x.dtype())
@@ -163,7 +166,8 @@ class DequantizeLinearOp : public OpKernel {
       parallel_for(x.numel(), 4096, [&](int64_t begin, int64_t end) {
         for (int64_t i = begin; i < end; ++i) {
           const size_t s = static_cast<size_t>(grid.index(i));
-          const float centred = static_cast<float>(xs[static_cast<size_t>(i)]) - (zero_point ? static_cast<float>(zps[s]) : 0.0f);
+          const float centred =
+              static_cast<float>(xs[static_cast<size_t>(i)]) - (zero_point ? static_cast<float>(zps[s]) : 0.0f);
           const double value = in_double ? centred * scales[s] : centred * static_cast<float>(scales[s]);
           out[i] = store<T>(static_cast<compute_t<T>>(value));
         }

@@ -46,7 +46,8 @@ inline int64_t saturate_rounded(double v, double zero_point, int64_t lo, int64_t
 }
 
 // Writes f(i), an integer in the range of y's integer type (narrow or not), to every element of y.
-template <class F> void write_integers(Tensor& y, const std::string& who, F&& f) {
+template <class F>
+void write_integers(Tensor& y, const std::string& who, F&& f) {
   const int64_t n = y.numel();
   if (dtype_is_narrow(y.dtype())) {  // in range, so the byte is already the sign-extended element
     uint8_t* out = static_cast<uint8_t*>(y.raw());

@@ -21,7 +21,8 @@ Tensor centred(const std::string& who, const char* name, const Tensor& x, const 
   std::vector<int64_t> zps = {0};
   if (zero_point) {
     if (zero_point->dtype() != x.dtype())
-      fail(who + ": " + name + "'s zero point is " + dtype_name(zero_point->dtype()) + ", not " + dtype_name(x.dtype()));
+      fail(who + ": " + name + "'s zero point is " + dtype_name(zero_point->dtype()) + ", not " +
+           dtype_name(x.dtype()));
     if (!(zero_point->numel() == 1 || (zero_point->rank() == 1 && zero_point->dim(0) == dim)))
       fail(who + ": " + name + "'s zero point must be a scalar or 1-D of length " + std::to_string(dim) + ", got " +
            shape_str(zero_point->shape()));
@@ -31,7 +32,8 @@ Tensor centred(const std::string& who, const char* name, const Tensor& x, const 
   Tensor out(DType::Int32, x.shape());
   int32_t* o = out.data<int32_t>();
   for (int64_t i = 0; i < x.numel(); ++i)
-    o[i] = static_cast<int32_t>(values[static_cast<size_t>(i)] - zps[zps.size() == 1 ? 0 : static_cast<size_t>((i / stride) % dim)]);
+    o[i] = static_cast<int32_t>(values[static_cast<size_t>(i)] -
+                                zps[zps.size() == 1 ? 0 : static_cast<size_t>((i / stride) % dim)]);
   return out;
 }
 
@@ -57,15 +59,16 @@ IntegerProduct integer_matmul(const std::string& who, const Tensor& a, const Ten
   const int32_t* A = ca.data<int32_t>();
   const int32_t* B = cb.data<int32_t>();
   int32_t* C = p.sums.data();
-  parallel_for(batches * g.M, std::max<int64_t>(1, 4096 / std::max<int64_t>(g.K * g.N, 1)), [&](int64_t begin, int64_t end) {
-    for (int64_t r = begin; r < end; ++r) {
-      const int32_t* arow = A + a_off[static_cast<size_t>(r / g.M)] + (r % g.M) * g.K;
-      const int32_t* bmat = B + b_off[static_cast<size_t>(r / g.M)];
-      int32_t* crow = C + r * g.N;
-      for (int64_t k = 0; k < g.K; ++k)
-        for (int64_t n = 0; n < g.N; ++n) crow[n] += arow[k] * bmat[k * g.N + n];
-    }
-  });
+  parallel_for(batches * g.M, std::max<int64_t>(1, 4096 / std::max<int64_t>(g.K * g.N, 1)),
+               [&](int64_t begin, int64_t end) {
+                 for (int64_t r = begin; r < end; ++r) {
+                   const int32_t* arow = A + a_off[static_cast<size_t>(r / g.M)] + (r % g.M) * g.K;
+                   const int32_t* bmat = B + b_off[static_cast<size_t>(r / g.M)];
+                   int32_t* crow = C + r * g.N;
+                   for (int64_t k = 0; k < g.K; ++k)
+                     for (int64_t n = 0; n < g.N; ++n) crow[n] += arow[k] * bmat[k * g.N + n];
+                 }
+               });
   return p;
 }
 
@@ -73,8 +76,8 @@ class MatMulIntegerOp : public OpKernel {
  public:
   explicit MatMulIntegerOp(const OpInit&) {}
   void compute(KernelContext& ctx) const override {
-    const IntegerProduct p = integer_matmul(ctx.node().label(), ctx.input(0), ctx.optional_input(2), ctx.input(1),
-                                            ctx.optional_input(3));
+    const IntegerProduct p =
+        integer_matmul(ctx.node().label(), ctx.input(0), ctx.optional_input(2), ctx.input(1), ctx.optional_input(3));
     Tensor& y = ctx.allocate_output(0, DType::Int32, p.g.out_shape);
     std::copy(p.sums.begin(), p.sums.end(), y.data<int32_t>());
   }

@@ -8,17 +8,22 @@ bool dtype_is_supported(int32_t t) {
     case DType::Int32: case DType::Int64: case DType::Bool: case DType::Float16: case DType::Float64:
     case DType::UInt32: case DType::UInt64: case DType::BFloat16:
       return true;
-    default:
-      return dtype_is_narrow(static_cast<DType>(t));
+    default: return dtype_is_narrow(static_cast<DType>(t));
   }
 }
 
 bool dtype_is_narrow(DType t) {
   switch (t) {
-    case DType::Float8E4M3FN: case DType::Float8E4M3FNUZ: case DType::Float8E5M2: case DType::Float8E5M2FNUZ:
-    case DType::Float8E8M0: case DType::Float4E2M1: case DType::Int4: case DType::UInt4: case DType::Int2:
-    case DType::UInt2:
-      return true;
+    case DType::Float8E4M3FN:
+    case DType::Float8E4M3FNUZ:
+    case DType::Float8E5M2:
+    case DType::Float8E5M2FNUZ:
+    case DType::Float8E8M0:
+    case DType::Float4E2M1:
+    case DType::Int4:
+    case DType::UInt4:
+    case DType::Int2:
+    case DType::UInt2: return true;
     default:
       return false;
   }
@@ -56,8 +61,11 @@ bool dtype_is_narrow_float(DType t) {
 
 int dtype_bits(DType t) {
   switch (t) {
-    case DType::Int4: case DType::UInt4: case DType::Float4E2M1: return 4;
-    case DType::Int2: case DType::UInt2: return 2;
+    case DType::Int4:
+    case DType::UInt4:
+    case DType::Float4E2M1: return 4;
+    case DType::Int2:
+    case DType::UInt2: return 2;
     default: return 8 * static_cast<int>(dtype_size(t));
   }
 }

@@ -119,8 +119,10 @@ struct NarrowFloat {
     if (magnitude > 0x7F800000u) {
       if constexpr (Specials == NarrowSpecials::UnsignedZero) return kNanCode;
       // No NaN to give: the zero of the other sign, bit for bit what ONNX's reference (ml_dtypes) gives.
-      else if constexpr (Specials == NarrowSpecials::Finite) return sign ^ kSignBit;
-      else return sign | kNanCode;
+      else if constexpr (Specials == NarrowSpecials::Finite)
+        return sign ^ kSignBit;
+      else
+        return sign | kNanCode;
     }
     // ±Inf takes the overflow branch: ONNX Cast saturates it like any out-of-range value.
     const uint32_t code = magnitude == 0x7F800000u ? kMaxFiniteCode + 1u : round_magnitude(magnitude);
@@ -135,9 +137,10 @@ struct NarrowFloat {
     const uint32_t magnitude_code = code & (kSignBit - 1u);
     const uint32_t exponent = magnitude_code >> MantissaBits;
     const uint32_t fraction = magnitude_code & kFractionMask;
-    const bool is_nan_or_inf = Specials == NarrowSpecials::Ieee        ? magnitude_code >= kTopExponentCode
-                               : Specials == NarrowSpecials::FiniteNan ? magnitude_code == kNanCode
-                               : Specials == NarrowSpecials::UnsignedZero && code == kNanCode;
+    const bool is_nan_or_inf = Specials == NarrowSpecials::Ieee ? magnitude_code >= kTopExponentCode
+                               : Specials == NarrowSpecials::FiniteNan
+                                   ? magnitude_code == kNanCode
+                                   : Specials == NarrowSpecials::UnsignedZero && code == kNanCode;
     if (is_nan_or_inf) {
       if (kHasInf && fraction == 0) return bits_float(sign | 0x7F800000u);
       // The FNUZ NaN's code has the sign bit set, but it has no sign (ml_dtypes decodes it positive).

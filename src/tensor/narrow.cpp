@@ -24,8 +24,10 @@ float narrow_to_float(DType t, uint8_t code) {
     case DType::Float8E5M2FNUZ: return detail::Fp8E5M2FNUZ::to_float(code);
     case DType::Float4E2M1: return detail::Fp4E2M1::to_float(code);
     case DType::Float8E8M0: return e8m0_to_float(code);
-    case DType::Int4: case DType::Int2: return static_cast<int8_t>(code);
-    case DType::UInt4: case DType::UInt2: return code;
+    case DType::Int4:
+    case DType::Int2: return static_cast<int8_t>(code);
+    case DType::UInt4:
+    case DType::UInt2: return code;
     default: fail("narrow_to_float: " + dtype_name(t) + " is not a narrow type");
   }
 }

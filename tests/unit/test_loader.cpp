@@ -89,11 +89,20 @@ TEST(Loader, UnpacksNarrowTypes) {
     fill(*t);
   };
   add("i4", static_cast<int>(DType::Int4), 3, [](auto& t) { t.set_raw_data(std::string("\x8F\x07", 2)); });
-  add("u2", static_cast<int>(DType::UInt2), 5, [](auto& t) { t.add_int32_data(0xE4); t.add_int32_data(0x02); });
+  add("u2", static_cast<int>(DType::UInt2), 5, [](auto& t) {
+    t.add_int32_data(0xE4);
+    t.add_int32_data(0x02);
+  });
   add("i2", static_cast<int>(DType::Int2), 4, [](auto& t) { t.set_raw_data(std::string("\xE4", 1)); });
   add("f4", static_cast<int>(DType::Float4E2M1), 2, [](auto& t) { t.add_int32_data(0xF1); });
-  add("e4m3", static_cast<int>(DType::Float8E4M3FN), 2, [](auto& t) { t.add_int32_data(0x38); t.add_int32_data(0xFF); });
-  add("fnuz", static_cast<int>(DType::Float8E4M3FNUZ), 2, [](auto& t) { t.add_int32_data(0x80); t.add_int32_data(0x40); });
+  add("e4m3", static_cast<int>(DType::Float8E4M3FN), 2, [](auto& t) {
+    t.add_int32_data(0x38);
+    t.add_int32_data(0xFF);
+  });
+  add("fnuz", static_cast<int>(DType::Float8E4M3FNUZ), 2, [](auto& t) {
+    t.add_int32_data(0x80);
+    t.add_int32_data(0x40);
+  });
   add("e8m0", static_cast<int>(DType::Float8E8M0), 2, [](auto& t) { t.set_raw_data(std::string("\x7F\x00", 2)); });
   b.input("x", onnx::TensorProto::FLOAT, {1});
   b.node("Identity", {"x"}, {"y"});
@@ -121,7 +130,8 @@ TEST(Loader, UnpacksNarrowTypes) {
   bad.input("x", onnx::TensorProto::FLOAT, {1});
   bad.node("Identity", {"x"}, {"y"});
   bad.output("y");
-  EXPECT_NE(error_of([&] { load_bytes(bad); }).find("needs 2"), std::string::npos) << error_of([&] { load_bytes(bad); });
+  EXPECT_NE(error_of([&] { load_bytes(bad); }).find("needs 2"), std::string::npos)
+      << error_of([&] { load_bytes(bad); });
 }
 
 TEST(Loader, DecodesRawDataAndExternalData) {
