@@ -98,7 +98,7 @@ std::optional<Tensor> parse_scalar_input(const ValueInfo& info, const std::strin
   const double as_double = text.empty() || std::isspace(static_cast<unsigned char>(text[0])) ? 0 : std::strtod(text.c_str(), &end);
   const bool numeric = end == text.c_str() + text.size() && !text.empty();
   if (!numeric && !boolean_word) return std::nullopt;
-  if (!(dtype_is_supported(info.elem_type == 0 ? 1 : info.elem_type)))
+  if (!(dtype_is_supported(info.elem_type == 0 ? 1 : info.elem_type) && !dtype_is_narrow(dtype)))
     fail(what + ": the model declares " + onnx_type_name(info.elem_type) + ", which a number cannot fill");
   Shape shape;
   if (info.has_shape && !info.dims.empty()) {
@@ -331,7 +331,8 @@ Tensor SampleSource::random_input(const ValueInfo& info, uint64_t stream, const 
   if (info.boxed)
     fail("input '" + info.name + "' is a " + info.type_name +
          ": random inputs are tensors, and a tensor cannot stand for a sequence or optional");
-  if (!(info.elem_type != 0 && dtype_is_supported(info.elem_type)))
+  if (!(info.elem_type != 0 && dtype_is_supported(info.elem_type) &&
+        !dtype_is_narrow(static_cast<DType>(info.elem_type))))
     fail("input '" + info.name + "' has element type " + onnx_type_name(info.elem_type) +
          ", which random inputs cannot fill");
   Shape shape;

@@ -60,6 +60,10 @@ std::string descr_of(DType t) {
     if (e.dtype == t) return e.descr;
   // bfloat16 has no numpy dtype: stored as its raw 16 bits.
   if (t == DType::BFloat16) return "<u2";
+  // Narrow types have no numpy dtype either (ml_dtypes' are not in the format): a byte per element as
+  // held in memory, float codes as uint8, int4/int2 sign-extended as int8, uint4/uint2 as uint8 (numpy
+  // reads them back with .view(ml_dtypes.float8_e4m3fn) or .astype(ml_dtypes.int4)).
+  if (dtype_is_narrow(t)) return t == DType::Int4 || t == DType::Int2 ? "|i1" : "|u1";
   fail("cannot write " + dtype_name(t) + " to .npy");
 }
 

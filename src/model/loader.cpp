@@ -12,6 +12,7 @@
 
 #include "common/memory_budget.h"
 #include "tensor/dispatch.h"
+#include "tensor/narrow.h"
 
 namespace mpa {
 
@@ -126,11 +127,23 @@ Tensor decode_tensor(const onnx::TensorProto& proto, std::string* movable_raw, c
   const size_t elem = dtype_size(dtype);
   if (!(numel <= static_cast<int64_t>((uint64_t{1} << 62) / elem)))
     fail(what + ": shape " + shape_str(shape) + " is too large");
-  const size_t bytes = static_cast<size_t>(numel) * elem;
+  // Bytes in the file: 4-bit and 2-bit types come packed and are unpacked to a byte per element.
+  const size_t bytes = static_cast<size_t>(packed_bytes(dtype, numel));
+  const bool packed = dtype_bits(dtype) < 8;
+  auto unpacked = [&](const void* file_bytes) {
+    Tensor out(dtype, shape);
+    unpack_elements(dtype, static_cast<const uint8_t*>(file_bytes), static_cast<uint8_t*>(out.raw()), numel);
+    return out;
+  };
 
   if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
     const ExternalRange range = resolve_external(proto, base_dir, what, bytes);
     memory_budget::require(what + ": its external data (" + shape_str(shape) + " of " + dtype_name(dtype) + ")", bytes);
+    if (packed) {
+      std::string file_bytes(bytes, '\0');
+      read_external(range, what, file_bytes.data(), bytes);
+      return unpacked(file_bytes.data());
+    }
     Tensor out(dtype, shape);
     read_external(range, what, out.raw(), bytes);
     return out;
@@ -139,11 +152,21 @@ Tensor decode_tensor(const onnx::TensorProto& proto, std::string* movable_raw, c
     if (!(proto.raw_data().size() == bytes))
       fail(what + ": raw_data has " + std::to_string(proto.raw_data().size()) + " bytes but shape " + shape_str(shape) +
            " of " + dtype_name(dtype) + " needs " + std::to_string(bytes));
+    if (packed) return unpacked(proto.raw_data().data());
     // Small tensors are copied: a string that short may keep its bytes inside itself, less aligned.
     if (movable_raw && bytes >= 64) return Tensor::adopt(dtype, shape, std::move(*movable_raw));
     Tensor out(dtype, shape);
     if (bytes) std::memcpy(out.raw(), proto.raw_data().data(), bytes);
     return out;
+  }
+  if (dtype_is_narrow(dtype)) {
+    // int32_data holds one byte each: a float8 code, or a packed byte of 4-bit or 2-bit values.
+    if (!(static_cast<size_t>(proto.int32_data_size()) == bytes))
+      fail(what + ": holds " + std::to_string(proto.int32_data_size()) + " values but shape " + shape_str(shape) +
+           " of " + dtype_name(dtype) + " needs " + std::to_string(bytes));
+    std::string file_bytes(bytes, '\0');
+    for (size_t i = 0; i < bytes; ++i) file_bytes[i] = static_cast<char>(proto.int32_data(static_cast<int>(i)));
+    return unpacked(file_bytes.data());
   }
   // Typed fields: the element count must match before we allocate.
   int64_t available = 0;

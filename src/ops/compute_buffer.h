@@ -90,7 +90,7 @@ template <class F> decltype(auto) visit_gemm_types(DType t, const std::string& l
     case DType::UInt64: return f(TypeTag<uint64_t>{});
     case DType::Float32: case DType::Float64: case DType::Float16: case DType::BFloat16:
       return visit_float(t, std::forward<F>(f));
-    default: fail(label + ": element type " + dtype_name(t) + " is not allowed for this op");
+    default: fail_element_type(t, label + ": element type " + dtype_name(t) + " is not allowed for this op");
   }
 }
 

@@ -5,6 +5,13 @@
 
 namespace mpa {
 
+// A model may hold narrow types anywhere, but only the conversion ops compute on them: another op refuses
+// one as an unsupported type (not as a broken model), and fails with `message` on anything else.
+[[noreturn]] inline void fail_element_type(DType t, const std::string& message) {
+  if (dtype_is_narrow(t)) throw UnsupportedType("element type " + dtype_name(t) + " is not supported by this op");
+  fail(message);
+}
+
 // Every stored numeric type, including bool.
 template <class F> decltype(auto) visit_dtype(DType t, F&& f) {
   switch (t) {
@@ -21,7 +28,7 @@ template <class F> decltype(auto) visit_dtype(DType t, F&& f) {
     case DType::UInt32: return f(TypeTag<uint32_t>{});
     case DType::UInt64: return f(TypeTag<uint64_t>{});
     case DType::Bool: return f(TypeTag<bool>{});
-    default: fail("unsupported element type " + dtype_name(t));
+    default: fail_element_type(t, "unsupported element type " + dtype_name(t));
   }
 }
 
@@ -38,7 +45,7 @@ template <class F> decltype(auto) visit_float(DType t, F&& f) {
     case DType::Float64: return f(TypeTag<double>{});
     case DType::Float16: return f(TypeTag<Float16>{});
     case DType::BFloat16: return f(TypeTag<BFloat16>{});
-    default: fail("expects a floating-point tensor, got " + dtype_name(t));
+    default: fail_element_type(t, "expects a floating-point tensor, got " + dtype_name(t));
   }
 }
 

@@ -8,6 +8,22 @@ bool dtype_is_supported(int32_t t) {
     case DType::Int32: case DType::Int64: case DType::Bool: case DType::Float16: case DType::Float64:
     case DType::UInt32: case DType::UInt64: case DType::BFloat16:
       return true;
+    default: return dtype_is_narrow(static_cast<DType>(t));
+  }
+}
+
+bool dtype_is_narrow(DType t) {
+  switch (t) {
+    case DType::Float8E4M3FN:
+    case DType::Float8E4M3FNUZ:
+    case DType::Float8E5M2:
+    case DType::Float8E5M2FNUZ:
+    case DType::Float8E8M0:
+    case DType::Float4E2M1:
+    case DType::Int4:
+    case DType::UInt4:
+    case DType::Int2:
+    case DType::UInt2: return true;
     default:
       return false;
   }
@@ -19,7 +35,7 @@ size_t dtype_size(DType t) {
     case DType::Float64: case DType::Int64: case DType::UInt64: return 8;
     case DType::Float16: case DType::BFloat16: case DType::Int16: case DType::UInt16: return 2;
     case DType::Int8: case DType::UInt8: case DType::Bool: return 1;
-    default: return 0;
+    default: return dtype_is_narrow(t) ? 1 : 0;  // one byte per element in memory (dtype.h)
   }
 }
 
@@ -38,6 +54,22 @@ std::string dtype_name(DType t) { return onnx_type_name(static_cast<int32_t>(t))
 bool dtype_is_float(DType t) {
   return t == DType::Float32 || t == DType::Float64 || t == DType::Float16 || t == DType::BFloat16;
 }
+bool dtype_is_narrow_float(DType t) {
+  return t == DType::Float8E4M3FN || t == DType::Float8E4M3FNUZ || t == DType::Float8E5M2 ||
+         t == DType::Float8E5M2FNUZ || t == DType::Float8E8M0 || t == DType::Float4E2M1;
+}
+
+int dtype_bits(DType t) {
+  switch (t) {
+    case DType::Int4:
+    case DType::UInt4:
+    case DType::Float4E2M1: return 4;
+    case DType::Int2:
+    case DType::UInt2: return 2;
+    default: return 8 * static_cast<int>(dtype_size(t));
+  }
+}
+
 bool dtype_is_signed_int(DType t) {
   return t == DType::Int8 || t == DType::Int16 || t == DType::Int32 || t == DType::Int64;
 }

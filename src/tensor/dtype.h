@@ -24,6 +24,16 @@ enum class DType : int32_t {
   UInt32 = 12,
   UInt64 = 13,
   BFloat16 = 16,
+  Float8E4M3FN = 17,
+  Float8E4M3FNUZ = 18,
+  Float8E5M2 = 19,
+  Float8E5M2FNUZ = 20,
+  UInt4 = 21,
+  Int4 = 22,
+  Float4E2M1 = 23,
+  Float8E8M0 = 24,
+  UInt2 = 25,
+  Int2 = 26,
 };
 
 // True for the element types this runtime stores (everything above but Undefined and String).
@@ -34,6 +44,14 @@ std::string onnx_type_name(int32_t onnx_type);  // names any TensorProto type id
 bool dtype_is_float(DType t);                   // float32/64, float16, bfloat16
 bool dtype_is_signed_int(DType t);
 bool dtype_is_unsigned_int(DType t);
+// The 8-, 4- and 2-bit types (float8 and float4 flavours, int4/uint4, int2/uint2). Only conversions read
+// them (Cast, quantization, BitCast: tensor/narrow.h), so visit_dtype does not: every other op refuses them
+// as unsupported. In memory they take one byte per element, whatever their width, so that elements are
+// addressable: a float code in the low bits, an int4/int2 sign-extended to int8, a uint4/uint2 as uint8.
+// Only files pack them (ONNX: two 4-bit or four 2-bit values per byte, the first in the low bits).
+bool dtype_is_narrow(DType t);
+bool dtype_is_narrow_float(DType t);  // the float8 and float4 types
+int dtype_bits(DType t);              // bits per element in packed files: 2, 4, or 8 * dtype_size
 
 // Maps a C++ element type to its DType.
 template <class T> struct DTypeOf;

@@ -11,6 +11,10 @@
 //   FP8 E5M2    saturate: out of range and ±Inf -> ±57344; otherwise ±Inf (0x7C/0xFC).
 //               FP8 NaN -> NaN with the sign kept (E4M3FN 0x7F/0xFF, E5M2 0x7E/0xFE: what ONNX's reference
 //               implementation produces; CUDA's host code returns 0x7F for both and drops the sign).
+//   FP8 FNUZ    (E4M3FNUZ, E5M2FNUZ; element types only, not audit targets) no Inf, no -0: -0 and negative
+//               underflow -> +0; NaN and, without saturate, overflow -> the one NaN 0x80.
+//   FP4 E2M1    (element type only) no Inf or NaN: always saturates to ±6; NaN -> the zero of the other sign.
+//   E8M0        (element type only) powers of two: float_to_e8m0.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -64,19 +68,30 @@ MPA_HD uint32_t shift_right_round_even(uint32_t magnitude, uint32_t shift) {
   return kept + ((dropped > halfway || (dropped == halfway && (kept & 1u))) ? 1u : 0u);
 }
 
-// A binary float narrower than float32 with IEEE layout: sign, ExponentBits, MantissaBits. FiniteOnly is
-// the OCP "FN" flavour: no infinity, the all-ones exponent holds numbers and only the all-ones code is NaN.
-// Written once for every FP8 format so that E4M3FN and E5M2 differ only in these three parameters.
-template <int ExponentBits, int MantissaBits, bool FiniteOnly>
+// Which codes of a narrow float are special. Ieee: the all-ones exponent holds Inf and NaNs (E5M2).
+// FiniteNan, OCP "FN": no Inf, only the all-ones codes are NaN (E4M3FN). UnsignedZero, "FNUZ": no Inf,
+// no -0, the one NaN is the -0 code 0x80, and the bias is one more than IEEE's (E4M3FNUZ, E5M2FNUZ).
+// Finite: every code is a number (E2M1).
+enum class NarrowSpecials : uint8_t { Ieee, FiniteNan, UnsignedZero, Finite };
+
+// A binary float narrower than float32 with IEEE layout: sign, ExponentBits, MantissaBits. Written once
+// for every float8/float4 format so that they differ only in these three parameters.
+template <int ExponentBits, int MantissaBits, NarrowSpecials Specials>
 struct NarrowFloat {
-  static constexpr uint32_t kBias = (1u << (ExponentBits - 1)) - 1u;
+  static constexpr bool kHasInf = Specials == NarrowSpecials::Ieee;
+  static constexpr uint32_t kBias =
+      (1u << (ExponentBits - 1)) - 1u + (Specials == NarrowSpecials::UnsignedZero ? 1u : 0u);
   static constexpr uint32_t kSignBit = 1u << (ExponentBits + MantissaBits);
   static constexpr uint32_t kFractionMask = (1u << MantissaBits) - 1u;
   static constexpr uint32_t kTopExponentCode = ((1u << ExponentBits) - 1u) << MantissaBits;
-  static constexpr uint32_t kInfCode = kTopExponentCode;  // meaningful only when !FiniteOnly
-  static constexpr uint32_t kNanCode =
-      FiniteOnly ? (kTopExponentCode | kFractionMask) : (kTopExponentCode | (1u << (MantissaBits - 1)));
-  static constexpr uint32_t kMaxFiniteCode = FiniteOnly ? kNanCode - 1u : kInfCode - 1u;
+  static constexpr uint32_t kInfCode = kTopExponentCode;  // meaningful only when kHasInf
+  // Finite has no NaN code: kNanCode is then unused.
+  static constexpr uint32_t kNanCode = Specials == NarrowSpecials::Ieee ? kTopExponentCode | (1u << (MantissaBits - 1))
+                                       : Specials == NarrowSpecials::FiniteNan ? kTopExponentCode | kFractionMask
+                                                                               : kSignBit;
+  static constexpr uint32_t kMaxFiniteCode = Specials == NarrowSpecials::Ieee        ? kInfCode - 1u
+                                             : Specials == NarrowSpecials::FiniteNan ? kNanCode - 1u
+                                                                                     : kSignBit - 1u;
   static constexpr uint32_t kDroppedBits = 23u - MantissaBits;
   // Biased float32 exponent of this format's smallest normal, 2^(1 - bias).
   static constexpr uint32_t kMinNormalFloatExponent = 127u + 1u - kBias;
@@ -96,16 +111,25 @@ struct NarrowFloat {
     return shift_right_round_even(significand, shift);
   }
 
+  // saturate is ONNX Cast's attribute; a Finite format always saturates (it has nothing else to give).
   MPA_HD static uint32_t from_float(float value, bool saturate) {
     const uint32_t bits = float_bits(value);
     const uint32_t sign = (bits >> 31) << (ExponentBits + MantissaBits);
     const uint32_t magnitude = bits & 0x7FFFFFFFu;
-    if (magnitude > 0x7F800000u) return sign | kNanCode;
+    if (magnitude > 0x7F800000u) {
+      if constexpr (Specials == NarrowSpecials::UnsignedZero) return kNanCode;
+      // No NaN to give: the zero of the other sign, bit for bit what ONNX's reference (ml_dtypes) gives.
+      else if constexpr (Specials == NarrowSpecials::Finite)
+        return sign ^ kSignBit;
+      else
+        return sign | kNanCode;
+    }
     // ±Inf takes the overflow branch: ONNX Cast saturates it like any out-of-range value.
     const uint32_t code = magnitude == 0x7F800000u ? kMaxFiniteCode + 1u : round_magnitude(magnitude);
-    if (code <= kMaxFiniteCode) return sign | code;
-    if (saturate) return sign | kMaxFiniteCode;
-    return sign | (FiniteOnly ? kNanCode : kInfCode);
+    const bool unsigned_zero = Specials == NarrowSpecials::UnsignedZero;
+    if (code <= kMaxFiniteCode) return unsigned_zero && code == 0 ? 0u : sign | code;
+    if (saturate || Specials == NarrowSpecials::Finite) return sign | kMaxFiniteCode;
+    return unsigned_zero ? kNanCode : sign | (kHasInf ? kInfCode : kNanCode);
   }
 
   MPA_HD static float to_float(uint32_t code) {
@@ -113,10 +137,14 @@ struct NarrowFloat {
     const uint32_t magnitude_code = code & (kSignBit - 1u);
     const uint32_t exponent = magnitude_code >> MantissaBits;
     const uint32_t fraction = magnitude_code & kFractionMask;
-    const bool top_exponent = magnitude_code >= kTopExponentCode;
-    if (FiniteOnly ? magnitude_code == kNanCode : top_exponent) {
-      if (!FiniteOnly && fraction == 0) return bits_float(sign | 0x7F800000u);
-      return bits_float(sign | 0x7FC00000u);
+    const bool is_nan_or_inf = Specials == NarrowSpecials::Ieee ? magnitude_code >= kTopExponentCode
+                               : Specials == NarrowSpecials::FiniteNan
+                                   ? magnitude_code == kNanCode
+                                   : Specials == NarrowSpecials::UnsignedZero && code == kNanCode;
+    if (is_nan_or_inf) {
+      if (kHasInf && fraction == 0) return bits_float(sign | 0x7F800000u);
+      // The FNUZ NaN's code has the sign bit set, but it has no sign (ml_dtypes decodes it positive).
+      return bits_float((Specials == NarrowSpecials::UnsignedZero ? 0u : sign) | 0x7FC00000u);
     }
     if (exponent == 0) {  // subnormal: fraction units of 2^(1 - bias - MantissaBits), exact in float
       const float unit = bits_float((kMinNormalFloatExponent - MantissaBits) << 23);
@@ -126,8 +154,11 @@ struct NarrowFloat {
   }
 };
 
-using Fp8E4M3FN = NarrowFloat<4, 3, true>;
-using Fp8E5M2 = NarrowFloat<5, 2, false>;
+using Fp8E4M3FN = NarrowFloat<4, 3, NarrowSpecials::FiniteNan>;
+using Fp8E5M2 = NarrowFloat<5, 2, NarrowSpecials::Ieee>;
+using Fp8E4M3FNUZ = NarrowFloat<4, 3, NarrowSpecials::UnsignedZero>;
+using Fp8E5M2FNUZ = NarrowFloat<5, 2, NarrowSpecials::UnsignedZero>;
+using Fp4E2M1 = NarrowFloat<2, 1, NarrowSpecials::Finite>;
 
 }  // namespace detail
 
@@ -139,6 +170,32 @@ MPA_HD uint8_t float_to_fp8_e5m2(float value, bool saturate = true) {
 }
 MPA_HD float fp8_e4m3fn_to_float(uint8_t code) { return detail::Fp8E4M3FN::to_float(code); }
 MPA_HD float fp8_e5m2_to_float(uint8_t code) { return detail::Fp8E5M2::to_float(code); }
+
+// E8M0 (the OCP MX scale format): an unsigned power of two 2^(code - 127), no zero, 0xFF the NaN. A float
+// keeps only its exponent, the fraction rounding it up, down or to nearest (ties up) per ONNX Cast's
+// round_mode; saturate stops a round-up at 2^127 instead of NaN. Like ONNX's reference, the sign is
+// ignored (negative inputs are undefined by the spec) and Inf becomes NaN.
+enum class E8M0Rounding : uint8_t { Up, Down, Nearest };
+MPA_HD uint8_t float_to_e8m0(float value, bool saturate = true, E8M0Rounding rounding = E8M0Rounding::Up) {
+  const uint32_t bits = float_bits(value);
+  const uint32_t exponent = (bits >> 23) & 0xFFu;
+  if (exponent == 0xFFu) return 0xFFu;
+  bool round_up = false;
+  if (rounding == E8M0Rounding::Up) {
+    round_up = (bits & 0x7FFFFFu) != 0;
+  } else if (rounding == E8M0Rounding::Nearest) {
+    // The reference's guard/round/sticky rule: with the guard bit set, round up unless exactly halfway
+    // from a subnormal (exponent 0 has no implicit bit, so "halfway" there is a tie kept down).
+    const bool guard = (bits & 0x400000u) != 0, rest = (bits & 0x3FFFFFu) != 0;
+    round_up = guard && (rest || exponent > 0);
+  }
+  if (round_up && saturate && exponent == 0xFEu) round_up = false;
+  return static_cast<uint8_t>(exponent + (round_up ? 1u : 0u));
+}
+MPA_HD float e8m0_to_float(uint8_t code) {
+  if (code == 0xFFu) return bits_float(0x7FC00000u);
+  return code == 0 ? bits_float(0x00400000u) : bits_float(static_cast<uint32_t>(code) << 23);  // 2^-127: subnormal
+}
 
 // TF32 as tensor cores read FP32 operands when cuBLAS converts them: RNE to 10 fraction bits (cuBLAS
 // documents RNE; CUTLASS's own default is round-half-away, see docs). The result is still a float.

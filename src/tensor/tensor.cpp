@@ -10,6 +10,7 @@
 
 #include "common/memory_budget.h"
 #include "tensor/dispatch.h"
+#include "tensor/narrow.h"
 
 namespace mpa {
 
@@ -183,6 +184,12 @@ Tensor Tensor::clone() const {
 
 std::vector<int64_t> Tensor::to_int64_vector() const {
   std::vector<int64_t> out(static_cast<size_t>(numel_));
+  if (dtype_is_narrow(dtype_)) {
+    const uint8_t* p = static_cast<const uint8_t*>(raw());
+    for (int64_t i = 0; i < numel_; ++i)
+      out[static_cast<size_t>(i)] = static_cast<int64_t>(narrow_to_float(dtype_, p[i]));
+    return out;
+  }
   visit_dtype(dtype_, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* p = static_cast<const T*>(raw());
@@ -193,6 +200,11 @@ std::vector<int64_t> Tensor::to_int64_vector() const {
 
 std::vector<double> Tensor::to_double_vector() const {
   std::vector<double> out(static_cast<size_t>(numel_));
+  if (dtype_is_narrow(dtype_)) {
+    const uint8_t* p = static_cast<const uint8_t*>(raw());
+    for (int64_t i = 0; i < numel_; ++i) out[static_cast<size_t>(i)] = narrow_to_float(dtype_, p[i]);
+    return out;
+  }
   visit_dtype(dtype_, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* p = static_cast<const T*>(raw());

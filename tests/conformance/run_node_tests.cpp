@@ -46,7 +46,7 @@ std::string compare(const std::string& name, const Tensor& expected, const Tenso
   if (expected.shape() != actual.shape())
     return "output '" + name + "': shape " + shape_str(actual.shape()) + ", expected " + shape_str(expected.shape());
   const std::vector<double> e = expected.to_double_vector(), a = actual.to_double_vector();
-  const bool exact = !dtype_is_float(expected.dtype());
+  const bool exact = !dtype_is_float(expected.dtype()) && !dtype_is_narrow_float(expected.dtype());
   for (size_t i = 0; i < e.size(); ++i) {
     const double x = a[i], y = e[i];
     bool ok;

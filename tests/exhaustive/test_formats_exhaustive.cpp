@@ -192,7 +192,7 @@ TEST(FormatsExhaustive, Fp16EveryFloatVectorEqualsScalarAndNumpy) {
     const bool rounding_range = exponent >= 127 - 26 && exponent < 127 + 17;
     for (uint32_t i = 0; i < n; i = (rounding_range || i + 1 == n) ? i + 1 : n - 1) {
       if (is_nan_bits(first + i)) continue;
-      const uint32_t generic = detail::NarrowFloat<5, 10, false>::from_float(floats[i], false);
+      const uint32_t generic = detail::NarrowFloat<5, 10, detail::NarrowSpecials::Ieee>::from_float(floats[i], false);
       generic_log.check(generic == scalar[i], first + i, generic, scalar[i]);
     }
     digest.add(first, scalar.data(), n);
@@ -222,7 +222,7 @@ TEST(FormatsExhaustive, Bf16AndTf32EveryFloatVectorEqualsScalarAndReference) {
     // The FP8 algorithm with BF16's parameters, on a prime stride (BF16 rounds across all of float's range).
     for (uint32_t i = first % 61 == 0 ? 0 : 61 - first % 61; i < n; i += 61) {
       if (is_nan_bits(first + i)) continue;
-      const uint32_t generic = detail::NarrowFloat<8, 7, false>::from_float(floats[i], false);
+      const uint32_t generic = detail::NarrowFloat<8, 7, detail::NarrowSpecials::Ieee>::from_float(floats[i], false);
       generic_log.check(generic == scalar[i], first + i, generic, scalar[i]);
     }
     for (ConversionPath path : paths) {

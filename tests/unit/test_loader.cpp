@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 
 #include "model/loader.h"
@@ -74,6 +75,63 @@ TEST(Loader, DecodesTypedFieldsOfEveryDtype) {
   EXPECT_EQ(init.at("u32").data<uint32_t>()[0], 4000000000u);
   EXPECT_EQ(init.at("u64").data<uint64_t>()[0], ~uint64_t{0});
   EXPECT_EQ(init.at("b").to_int64_vector(), (std::vector<int64_t>{1, 0}));
+}
+
+// Narrow types: 4-bit and 2-bit values packed low bits first, in raw_data or one byte per int32_data entry
+// (an odd count leaves the last byte half used); float8 codes one per int32_data entry.
+TEST(Loader, UnpacksNarrowTypes) {
+  ModelBuilder b;
+  auto add = [&](const std::string& name, int type, int64_t n, auto fill) {
+    onnx::TensorProto* t = b.graph().add_initializer();
+    t->set_name(name);
+    t->set_data_type(type);
+    t->add_dims(n);
+    fill(*t);
+  };
+  add("i4", static_cast<int>(DType::Int4), 3, [](auto& t) { t.set_raw_data(std::string("\x8F\x07", 2)); });
+  add("u2", static_cast<int>(DType::UInt2), 5, [](auto& t) {
+    t.add_int32_data(0xE4);
+    t.add_int32_data(0x02);
+  });
+  add("i2", static_cast<int>(DType::Int2), 4, [](auto& t) { t.set_raw_data(std::string("\xE4", 1)); });
+  add("f4", static_cast<int>(DType::Float4E2M1), 2, [](auto& t) { t.add_int32_data(0xF1); });
+  add("e4m3", static_cast<int>(DType::Float8E4M3FN), 2, [](auto& t) {
+    t.add_int32_data(0x38);
+    t.add_int32_data(0xFF);
+  });
+  add("fnuz", static_cast<int>(DType::Float8E4M3FNUZ), 2, [](auto& t) {
+    t.add_int32_data(0x80);
+    t.add_int32_data(0x40);
+  });
+  add("e8m0", static_cast<int>(DType::Float8E8M0), 2, [](auto& t) { t.set_raw_data(std::string("\x7F\x00", 2)); });
+  b.input("x", onnx::TensorProto::FLOAT, {1});
+  b.node("Identity", {"x"}, {"y"});
+  b.output("y");
+  const Model m = load_bytes(b);
+  const auto& init = m.graph->initializers;
+  EXPECT_EQ(init.at("i4").to_int64_vector(), (std::vector<int64_t>{-1, -8, 7}));
+  EXPECT_EQ(init.at("u2").to_int64_vector(), (std::vector<int64_t>{0, 1, 2, 3, 2}));
+  EXPECT_EQ(init.at("i2").to_int64_vector(), (std::vector<int64_t>{0, 1, -2, -1}));
+  EXPECT_EQ(init.at("f4").to_double_vector(), (std::vector<double>{0.5, -6}));
+  const std::vector<double> e4m3 = init.at("e4m3").to_double_vector();
+  EXPECT_EQ(e4m3[0], 1.0);
+  EXPECT_TRUE(std::isnan(e4m3[1]));
+  const std::vector<double> fnuz = init.at("fnuz").to_double_vector();
+  EXPECT_TRUE(std::isnan(fnuz[0]));
+  EXPECT_EQ(fnuz[1], 1.0);  // bias 8: 0x40 is 2^(8 - 8)
+  EXPECT_EQ(init.at("e8m0").to_double_vector(), (std::vector<double>{1.0, std::ldexp(1.0, -127)}));
+  // The packed size is checked: 3 int4 values need 2 bytes.
+  ModelBuilder bad;
+  onnx::TensorProto* t = bad.graph().add_initializer();
+  t->set_name("short");
+  t->set_data_type(static_cast<int>(DType::Int4));
+  t->add_dims(3);
+  t->set_raw_data(std::string("\x01", 1));
+  bad.input("x", onnx::TensorProto::FLOAT, {1});
+  bad.node("Identity", {"x"}, {"y"});
+  bad.output("y");
+  EXPECT_NE(error_of([&] { load_bytes(bad); }).find("needs 2"), std::string::npos)
+      << error_of([&] { load_bytes(bad); });
 }
 
 TEST(Loader, DecodesRawDataAndExternalData) {

@@ -269,6 +269,10 @@ std::string declined(const Node& node, const ExecConfig& config) {
     }
   }
   if (op == "MaxPool" && output_named(node, 1)) return "the Indices output runs on the CPU";
+  // The device kernels know no narrow type (tensor/dtype.h): the CPU converts to them.
+  if (const Attribute* to = node.attribute("to"); op == "Cast" && to && to->kind == Attribute::Kind::Int &&
+                                                  dtype_is_narrow(static_cast<DType>(to->i)))
+    return "casts to " + dtype_name(static_cast<DType>(to->i)) + " run on the CPU";
   if (op == "BatchNormalization" &&
       (output_named(node, 1) || (node.attribute("training_mode") && node.attribute("training_mode")->i)))
     return "training mode runs on the CPU";
