@@ -269,10 +269,10 @@ int fix_model(const FixArgs& args) {
     std::set<std::string> fp32_nodes(result.keep.begin(), result.keep.end());
     fp32_nodes.insert(forced.begin(), forced.end());
     std::string bytes;
-    report::FixExport e{args.export_onnx, target, args.keep_io_types,
-                        fix::export_mixed_precision(args.job.model, fp32_nodes,
-                                                    float32_values(audit.report, *job.model().graph), export_options,
-                                                    &bytes)};
+    report::FixExport e{
+        args.export_onnx, target, args.keep_io_types,
+        fix::export_mixed_precision(args.job.model, fp32_nodes, float32_values(audit.report, *job.model().graph),
+                                    export_options, &bytes)};
     write_file_atomic(args.export_onnx, bytes);
     r.exported = std::move(e);
   } else if (!args.export_onnx.empty()) {

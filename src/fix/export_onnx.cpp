@@ -68,7 +68,8 @@ class Names {
 };
 
 // Values a subgraph reads from enclosing scopes, with every place that reads them (for renaming).
-void free_reads(onnx::GraphProto& g, std::set<std::string> defined, std::map<std::string, std::vector<std::string*>>& reads) {
+void free_reads(onnx::GraphProto& g, std::set<std::string> defined,
+                std::map<std::string, std::vector<std::string*>>& reads) {
   for (const auto& v : g.input()) defined.insert(v.name());
   for (const auto& t : g.initializer()) defined.insert(t.name());
   for (const auto& n : g.node())
@@ -94,9 +95,9 @@ bool has_subgraph(const onnx::NodeProto& node) {
 // [SECTION] Tensors
 
 struct Converted {
-  std::string raw;           // little-endian 16-bit codes
-  int64_t overflowed = 0;    // finite elements that become infinite
-  int64_t flushed = 0;       // nonzero elements that become zero
+  std::string raw;         // little-endian 16-bit codes
+  int64_t overflowed = 0;  // finite elements that become infinite
+  int64_t flushed = 0;     // nonzero elements that become zero
 };
 
 Converted convert_floats(const float* data, int64_t n, Format target) {
@@ -224,7 +225,7 @@ class Exporter {
 
  private:
   struct Read {
-    int node;      // -1 for a graph output or a subgraph's free read
+    int node;  // -1 for a graph output or a subgraph's free read
     int slot;
     bool wants_target;
   };
@@ -248,13 +249,13 @@ class Exporter {
 
   void collect_reads() {
     for (int i = 0; i < graph_.initializer_size(); ++i)
-      if (graph_.initializer(i).data_type() == TensorProto::FLOAT) float_initializers_[graph_.initializer(i).name()] = i;
+      if (graph_.initializer(i).data_type() == TensorProto::FLOAT)
+        float_initializers_[graph_.initializer(i).name()] = i;
     for (int i = 0; i < graph_.node_size(); ++i) {
       const onnx::NodeProto& node = graph_.node(i);
       for (int k = 0; k < node.input_size(); ++k)
         if (!node.input(k).empty())
-          reads_[node.input(k)].push_back(
-              {i, k, in_target_[static_cast<size_t>(i)] && input_follows_node(node, k)});
+          reads_[node.input(k)].push_back({i, k, in_target_[static_cast<size_t>(i)] && input_follows_node(node, k)});
       for (const std::string& v : node.output()) producer_[v] = i;
       if (has_subgraph(node)) {
         onnx::NodeProto& owner = *graph_.mutable_node(i);
@@ -300,8 +301,8 @@ class Exporter {
       for (const Read& r : reads_[name]) (wants_target(r) ? target_readers : fp32_readers) = true;
       if (!target_readers) continue;
       TensorProto& proto = *graph_.mutable_initializer(float_initializers_.at(name));
-      const bool listed_as_input = std::any_of(graph_.input().begin(), graph_.input().end(),
-                                               [&](const auto& in) { return in.name() == name; });
+      const bool listed_as_input =
+          std::any_of(graph_.input().begin(), graph_.input().end(), [&](const auto& in) { return in.name() == name; });
       ++result_.initializers_converted;
       if (!fp32_readers) {
         proto = target_tensor(proto, name, c, target_elem_);
@@ -323,7 +324,8 @@ class Exporter {
       }
   }
 
-  static void add_tensor_value(onnx::ValueInfoProto& v, const std::string& name, int32_t elem, const TensorProto& like) {
+  static void add_tensor_value(onnx::ValueInfoProto& v, const std::string& name, int32_t elem,
+                               const TensorProto& like) {
     v.set_name(name);
     auto& tensor = *v.mutable_type()->mutable_tensor_type();
     tensor.set_elem_type(elem);
@@ -370,16 +372,21 @@ class Exporter {
     const std::string& op = node.op_type();
     const bool float_out = node.output_size() > 0 && is_float32_value(node.output(0));
     if (!float_out) return;
-    if (op == "Cast") set_dtype(node, "to", false);
+    if (op == "Cast")
+      set_dtype(node, "to", false);
     else if (op == "EyeLike" || op == "RandomNormalLike" || op == "RandomUniformLike" || op == "Bernoulli")
       set_dtype(node, "dtype", false);
-    else if (op == "RandomNormal" || op == "RandomUniform") set_dtype(node, "dtype", true);
+    else if (op == "RandomNormal" || op == "RandomUniform")
+      set_dtype(node, "dtype", true);
     else if (op == "Constant" || op == "ConstantOfShape") {
       const std::vector<float> values = constant_floats(node, base_dir_).value_or(std::vector<float>{0.f});
       TensorProto like;
-      if (const onnx::AttributeProto* a = find_attribute(node, "value")) like.mutable_dims()->CopyFrom(a->t().dims());
-      else if (find_attribute(node, "value_floats")) like.add_dims(static_cast<int64_t>(values.size()));
-      else if (op == "ConstantOfShape") like.add_dims(1);
+      if (const onnx::AttributeProto* a = find_attribute(node, "value"))
+        like.mutable_dims()->CopyFrom(a->t().dims());
+      else if (find_attribute(node, "value_floats"))
+        like.add_dims(static_cast<int64_t>(values.size()));
+      else if (op == "ConstantOfShape")
+        like.add_dims(1);
       const Converted c = convert_floats(values.data(), static_cast<int64_t>(values.size()), options_.target);
       set_attribute_tensor(node, "value", target_tensor(like, "", c, target_elem_));
     }
@@ -534,8 +541,10 @@ ExportResult export_mixed_precision(const fs::path& model, const std::set<std::s
     int64_t opset = 0;
     for (const auto& o : proto.opset_import())
       if (o.domain().empty() || o.domain() == "ai.onnx") opset = o.version();
-    require(opset >= 13, model.string() + ": --export-onnx with bf16 needs opset 13 or later (Cast to bfloat16); the "
-                                          "model imports opset " + std::to_string(opset));
+    require(opset >= 13, model.string() +
+                             ": --export-onnx with bf16 needs opset 13 or later (Cast to bfloat16); the "
+                             "model imports opset " +
+                             std::to_string(opset));
   }
   name_unnamed_nodes(*proto.mutable_graph());
   ExportResult result = Exporter(proto, model.parent_path(), fp32_nodes, float32_values, options).run();

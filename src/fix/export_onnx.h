@@ -30,7 +30,7 @@ struct ExportOptions {
 
 struct InitializerKeptFp32 {
   std::string name;
-  std::string reason;  // "overflow" or "underflow"
+  std::string reason;    // "overflow" or "underflow"
   int64_t elements = 0;  // those that would overflow, or nonzero elements that would flush to zero
   std::vector<std::string> consumers;
 };
@@ -41,16 +41,16 @@ struct NodeKeptFp32 {
 
 struct ExportResult {
   int64_t casts_inserted = 0;
-  int64_t initializers_converted = 0;  // converted in place or as a copy
+  int64_t initializers_converted = 0;              // converted in place or as a copy
   int64_t nodes_in_target = 0, nodes_in_fp32 = 0;  // top-level nodes
   std::vector<InitializerKeptFp32> initializers_kept_fp32;
   std::vector<NodeKeptFp32> nodes_kept_fp32;  // beyond the requested set, and why
 };
 
-// The exported model's bytes in `bytes`, made from the model file `model`: `fp32_nodes` (top-level node names as mpaudit reports them)
-// stay FP32. `float32_values` names every float32 value of the top-level graph that is not an initializer
-// (graph inputs and node outputs, as a reference run saw them). Fails (mpa::Error) naming the node where
-// a node cannot be exported, and on a target other than FP16 or BF16.
+// The exported model's bytes in `bytes`, made from the model file `model`: `fp32_nodes` (top-level node names as
+// mpaudit reports them) stay FP32. `float32_values` names every float32 value of the top-level graph that is not an
+// initializer (graph inputs and node outputs, as a reference run saw them). Fails (mpa::Error) naming the node where a
+// node cannot be exported, and on a target other than FP16 or BF16.
 ExportResult export_mixed_precision(const std::filesystem::path& model, const std::set<std::string>& fp32_nodes,
                                     const std::set<std::string>& float32_values, const ExportOptions& options,
                                     std::string* bytes);

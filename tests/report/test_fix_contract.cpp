@@ -246,8 +246,8 @@ TEST(FixContract, ExportKeepsAFlushingInitializerOfAKeptNodeAndCanTypeTheIoInFp1
   EXPECT_FALSE(r.at("export").at("keep_io_types").get<bool>());
   Exported e;
   read_exported(out, e);
-  EXPECT_EQ(e.initializer_types, (std::map<std::string, int>{{"tiny", onnx::TensorProto::FLOAT},
-                                                             {"twenty", onnx::TensorProto::FLOAT16}}));
+  EXPECT_EQ(e.initializer_types,
+            (std::map<std::string, int>{{"tiny", onnx::TensorProto::FLOAT}, {"twenty", onnx::TensorProto::FLOAT16}}));
   EXPECT_EQ(inputs_of(*e.nodes.at("Tiny")), (std::vector<std::string>{"x_to_fp32", "tiny"}));
   EXPECT_EQ(inputs_of(*e.nodes.at("Offset")), (std::vector<std::string>{"l_to_fp16", "twenty"}));
   EXPECT_EQ(e.model.graph().input(0).type().tensor_type().elem_type(), onnx::TensorProto::FLOAT16);
