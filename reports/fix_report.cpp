@@ -72,8 +72,7 @@ nlohmann::ordered_json to_json(const FixReport& r) {
             {"reference_runs", r.reference_runs},
             {"mixed_runs", r.mixed_runs},
             {"comparison_runs", r.comparison_runs},
-            {"total_run_equivalents",
-             r.audit_run_equivalents + static_cast<double>(r.reference_runs + r.mixed_runs)}}},
+            {"total_run_equivalents", r.audit_run_equivalents + static_cast<double>(r.reference_runs + r.mixed_runs)}}},
           {"export", export_json(r.exported)}};
 }
 

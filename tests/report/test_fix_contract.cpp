@@ -8,7 +8,6 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <map>
 #include <set>
 
 #include "support/json_schema.h"
