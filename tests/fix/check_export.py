@@ -6,7 +6,8 @@ on the same inputs, holds the node/initializer/Cast types expected, and runs in 
 
 Models: an initializer shared by a kept and a target-format node (the target node reads an fp16 copy), a
 clamp by a weight that overflows fp16 (kept float32 with its reader, and reported), unnamed nodes with a
-Constant (the exported model names them as mpaudit does), and the same with --keep-io-types false."""
+Constant (the exported model names them as mpaudit does), the same with --keep-io-types false, and an If
+whose branches read a value computed in fp16 (the If is exported in FP32, its branches read it through a Cast)."""
 import argparse
 import json
 import subprocess
@@ -68,6 +69,27 @@ def unnamed_model(path):
          helper.make_node("Add", ["l", "twenty"], ["s"]), helper.make_node("Sigmoid", ["s"], ["y"])],
         "unnamed", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 16])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 16])], [tiny])
+    return save(graph, path)
+
+
+def if_model(path):
+    # a = x * w in fp16; If (cond from the mean of x) adds or subtracts a Constant from `a` in its branches.
+    w = numpy_helper.from_array(np.full([16], 1.5, dtype=np.float32), "w")
+
+    def branch(op, name):
+        one = helper.make_node("Constant", [], [name + "_one"], value=helper.make_tensor("v", TensorProto.FLOAT, [1], [1.0]))
+        return helper.make_graph([one, helper.make_node(op, ["a", name + "_one"], [name + "_y"])], name, [],
+                                 [helper.make_tensor_value_info(name + "_y", TensorProto.FLOAT, [4, 16])])
+
+    graph = helper.make_graph(
+        [helper.make_node("Mul", ["x", "w"], ["a"], name="A"),
+         helper.make_node("ReduceMean", ["x"], ["m"], name="Mean", keepdims=0),
+         helper.make_node("Constant", [], ["zero"], name="Zero", value=helper.make_tensor("z", TensorProto.FLOAT, [], [0.0])),
+         helper.make_node("Greater", ["m", "zero"], ["cond"], name="Cond"),
+         helper.make_node("If", ["cond"], ["y"], name="Branch", then_branch=branch("Add", "then"),
+                          else_branch=branch("Sub", "else"))],
+        "if", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 16])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 16])], [w])
     return save(graph, path)
 
 
@@ -151,6 +173,17 @@ def main():
             check(nodes["Constant_2"].attribute[0].t.data_type == TensorProto.FLOAT16, "unnamed: Constant not fp16")
             check(inits["tiny"] == TensorProto.FLOAT, f"unnamed: initializers {inits}")
             mpaudit_runs(args.mpaudit, exported, d)
+
+        model = if_model(d / "if.onnx")
+        exported, rep = fix_and_export(args.mpaudit, model, d)
+        m = compare_with_onnxruntime(model, exported)
+        inits, nodes = types(m)
+        check(inits == {"w": TensorProto.FLOAT16}, f"if: initializers {inits}")
+        check([(n["node"], n["op_type"]) for n in rep["export"]["nodes_kept_fp32"]] == [("Branch", "If")],
+              f"if: {rep['export']['nodes_kept_fp32']}")
+        then_reads = [i for n in nodes["Branch"].attribute[0].g.node for i in n.input]
+        check("a_to_fp32" in then_reads, f"if: the branch reads {then_reads}")
+        mpaudit_runs(args.mpaudit, exported, d)
 
     print("FAILED" if FAILURES else "ok", len(FAILURES))
     return 1 if FAILURES else 0
