@@ -144,7 +144,14 @@ TensorProto target_tensor(const TensorProto& like, const std::string& name, cons
 
 // [SECTION] Which nodes compute in the target format
 
-const std::set<std::string> kQuantizationOps = {"QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear"};
+// Ops whose float inputs or outputs the ONNX schema fixes to float32, and why.
+const std::map<std::string, std::string> kFloat32OnlyOps = {
+    {"QuantizeLinear", "quantization op: its scale is float32 by schema"},
+    {"DequantizeLinear", "quantization op: its scale is float32 by schema"},
+    {"DynamicQuantizeLinear", "quantization op: float32 only by schema"},
+    {"NonMaxSuppression", "its boxes and scores are float32 by schema"},
+    {"TfIdfVectorizer", "its output is float32 by schema"},
+};
 
 // Inputs whose type the ONNX schema fixes to float32 whatever the node's data type.
 bool input_follows_node(const onnx::NodeProto& node, int slot) {
@@ -178,7 +185,8 @@ std::string forced_fp32_reason(const onnx::NodeProto& node, const fs::path& base
   if (has_subgraph(node)) return "has subgraphs: If/Loop/Scan bodies are exported in fp32";
   if (!node.domain().empty() && node.domain() != "ai.onnx")
     return "op of domain '" + node.domain() + "': its " + format + " type constraints are not known here";
-  if (kQuantizationOps.count(node.op_type())) return "quantization op: its scale is float32 by schema";
+  const auto float32_only = kFloat32OnlyOps.find(node.op_type());
+  if (float32_only != kFloat32OnlyOps.end()) return float32_only->second;
   if (node.op_type() == "Constant" && find_attribute(node, "sparse_value")) return "sparse Constant value";
   if (node.op_type() == "Constant" || node.op_type() == "ConstantOfShape") {
     if (const auto values = constant_floats(node, base_dir)) {

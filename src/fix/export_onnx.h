@@ -10,9 +10,10 @@
 //   - unnamed nodes get the names mpaudit reports ("<op_type>_<index>"), so keep-lists name the same nodes.
 // Nothing is clamped or flushed silently: an initializer or Constant value that would overflow the target
 // or flush a nonzero element to zero stays float32, and the nodes reading it are exported in FP32. Nodes
-// with subgraphs (If/Loop/Scan), ops of other domains and the (De)QuantizeLinear family are exported in
-// FP32 too; each such node is listed with its reason. Initializers held as external data are written
-// inline (the exported model is one file, so under protobuf's 2 GB).
+// with subgraphs (If/Loop/Scan; their bodies untouched), ops of other domains, and ops whose schema fixes
+// float32 ((De)QuantizeLinear, NonMaxSuppression, TfIdfVectorizer) are exported in FP32 too; each such node
+// is listed with its reason. Initializers held as external data are written inline (the exported model is
+// one file, so under protobuf's 2 GB).
 #pragma once
 #include <filesystem>
 #include <set>
