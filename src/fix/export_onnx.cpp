@@ -233,9 +233,8 @@ class Exporter {
 
  private:
   struct Read {
-    int node;  // -1 for a graph output or a subgraph's free read
-    int slot;
-    bool wants_target;
+    int node, slot;     // the reading node (top-level index) and its input slot
+    bool follows_node;  // the slot takes the node's data type (not float32 by schema)
   };
 
   void decide_nodes(const std::set<std::string>& fp32_nodes) {
@@ -263,7 +262,7 @@ class Exporter {
       const onnx::NodeProto& node = graph_.node(i);
       for (int k = 0; k < node.input_size(); ++k)
         if (!node.input(k).empty())
-          reads_[node.input(k)].push_back({i, k, in_target_[static_cast<size_t>(i)] && input_follows_node(node, k)});
+          reads_[node.input(k)].push_back({i, k, input_follows_node(node, k)});
       for (const std::string& v : node.output()) producer_[v] = i;
       if (has_subgraph(node)) {
         onnx::NodeProto& owner = *graph_.mutable_node(i);
@@ -281,7 +280,7 @@ class Exporter {
     for (const auto& [name, index] : float_initializers_) {
       std::vector<int> target_readers;
       for (const Read& r : reads_[name])
-        if (r.wants_target && in_target_[static_cast<size_t>(r.node)]) target_readers.push_back(r.node);
+        if (wants_target(r)) target_readers.push_back(r.node);
       if (target_readers.empty()) continue;
       const TensorProto& proto = graph_.initializer(index);
       const Tensor values = tensor_from_proto(proto, base_dir_, "initializer '" + name + "'");
@@ -340,7 +339,7 @@ class Exporter {
     for (int64_t d : like.dims()) tensor.mutable_shape()->add_dim()->set_dim_value(d);
   }
 
-  bool wants_target(const Read& r) const { return r.wants_target && in_target_[static_cast<size_t>(r.node)]; }
+  bool wants_target(const Read& r) const { return r.follows_node && in_target_[static_cast<size_t>(r.node)]; }
 
   // Where a non-initializer float32 value is stored: the target format when a target-format node computes
   // it, or when it is a graph input and the I/O types follow the target.
