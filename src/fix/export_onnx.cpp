@@ -261,8 +261,7 @@ class Exporter {
     for (int i = 0; i < graph_.node_size(); ++i) {
       const onnx::NodeProto& node = graph_.node(i);
       for (int k = 0; k < node.input_size(); ++k)
-        if (!node.input(k).empty())
-          reads_[node.input(k)].push_back({i, k, input_follows_node(node, k)});
+        if (!node.input(k).empty()) reads_[node.input(k)].push_back({i, k, input_follows_node(node, k)});
       for (const std::string& v : node.output()) producer_[v] = i;
       if (has_subgraph(node)) {
         onnx::NodeProto& owner = *graph_.mutable_node(i);
