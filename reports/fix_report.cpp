@@ -13,6 +13,26 @@ nlohmann::ordered_json gate_values(const std::vector<FixGateValue>& values) {
   return out;
 }
 
+nlohmann::ordered_json export_json(const std::optional<FixExport>& e) {
+  if (!e) return nullptr;
+  nlohmann::ordered_json initializers = nlohmann::ordered_json::array();
+  for (const fix::InitializerKeptFp32& i : e->result.initializers_kept_fp32)
+    initializers.push_back(
+        {{"name", i.name}, {"reason", i.reason}, {"elements", i.elements}, {"consumers", i.consumers}});
+  nlohmann::ordered_json nodes = nlohmann::ordered_json::array();
+  for (const fix::NodeKeptFp32& n : e->result.nodes_kept_fp32)
+    nodes.push_back({{"node", n.node}, {"op_type", n.op_type}, {"reason", n.reason}});
+  return {{"path", e->path},
+          {"format", e->format},
+          {"keep_io_types", e->keep_io_types},
+          {"nodes_in_target", e->result.nodes_in_target},
+          {"nodes_in_fp32", e->result.nodes_in_fp32},
+          {"casts_inserted", e->result.casts_inserted},
+          {"initializers_converted", e->result.initializers_converted},
+          {"initializers_kept_fp32", initializers},
+          {"nodes_kept_fp32", nodes}};
+}
+
 }  // namespace
 
 nlohmann::ordered_json to_json(const FixReport& r) {
@@ -52,8 +72,8 @@ nlohmann::ordered_json to_json(const FixReport& r) {
             {"reference_runs", r.reference_runs},
             {"mixed_runs", r.mixed_runs},
             {"comparison_runs", r.comparison_runs},
-            {"total_run_equivalents",
-             r.audit_run_equivalents + static_cast<double>(r.reference_runs + r.mixed_runs)}}}};
+            {"total_run_equivalents", r.audit_run_equivalents + static_cast<double>(r.reference_runs + r.mixed_runs)}}},
+          {"export", export_json(r.exported)}};
 }
 
 std::string serialize(const FixReport& report) {

@@ -3,8 +3,11 @@
 // cost. Deterministic for the same model, inputs and options: no clock, no machine facts. NaN is null.
 #pragma once
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "fix/export_onnx.h"
 
 namespace mpa::report {
 
@@ -38,6 +41,14 @@ struct PresetComparison {
   std::vector<FixGateValue> gates;
 };
 
+// What --export-onnx wrote.
+struct FixExport {
+  std::string path;
+  std::string format;  // fp16 or bf16
+  bool keep_io_types = true;
+  fix::ExportResult result;
+};
+
 struct FixReport {
   std::string tool_version, model_path, model_sha256;
   std::string target, reference, inputs;
@@ -57,6 +68,7 @@ struct FixReport {
   // Runs for the presets the search had not already judged, and the reference if only they needed it (not in
   // the search's cost).
   int64_t comparison_runs = 0;
+  std::optional<FixExport> exported;  // null in the JSON without --export-onnx
 };
 
 nlohmann::ordered_json to_json(const FixReport& report);

@@ -6,11 +6,13 @@
 #include <cstdio>
 #include <map>
 #include <optional>
+#include <set>
 
 #include "cli/arg_groups.h"
 #include "cli/audit_job.h"
 #include "cli/commands.h"
 #include "cli/progress.h"
+#include "fix/export_onnx.h"
 #include "fix/keep_list.h"
 #include "fix/keep_search.h"
 #include "fix/mixed_runs.h"
@@ -27,6 +29,8 @@ struct FixArgs {
   std::vector<std::string> gates;
   std::string json_path;
   std::vector<std::string> keep_lists;  // FORMAT=PATH
+  std::string export_onnx;
+  bool keep_io_types = true;
   int max_runs = 64;
   bool quiet = false;
 };
@@ -92,6 +96,19 @@ std::optional<std::vector<fix::OutputFigures>> whole_model_from_audit(const repo
   return figures;
 }
 
+// The top-level float32 values the reference run saw (graph inputs and node outputs): what the export
+// converts.
+std::set<std::string> float32_values(const report::Report& rep, const Graph& graph) {
+  std::set<std::string> values;
+  for (const ValueInfo& in : graph.inputs)
+    if (in.elem_type == static_cast<int32_t>(DType::Float32)) values.insert(in.name);
+  for (const report::NodeStats& n : rep.nodes)
+    if (n.scope.empty())
+      for (const report::TensorStats& t : n.tensors)
+        if (t.dtype == dtype_name(DType::Float32)) values.insert(t.name);
+  return values;
+}
+
 std::string gate_line(const fix::GateValue& v) {
   char value[32];
   std::snprintf(value, sizeof value, "%.4g", v.value);
@@ -126,6 +143,18 @@ void print_summary(const report::FixReport& r, const fix::SearchResult& result, 
                 p.kept == 1 ? "" : "s", p.pass ? "meets the gates" : "fails", worst.c_str());
   }
   if (!r.note.empty()) std::printf("note: %s\n", r.note.c_str());
+  if (r.exported) {
+    const fix::ExportResult& e = r.exported->result;
+    std::printf("exported %s: %lld nodes in %s, %lld in fp32, %lld casts, %lld initializers converted\n",
+                r.exported->path.c_str(), static_cast<long long>(e.nodes_in_target), r.exported->format.c_str(),
+                static_cast<long long>(e.nodes_in_fp32), static_cast<long long>(e.casts_inserted),
+                static_cast<long long>(e.initializers_converted));
+    for (const fix::InitializerKeptFp32& i : e.initializers_kept_fp32)
+      std::printf("  initializer '%s' kept in fp32: %lld elements would %s\n", i.name.c_str(),
+                  static_cast<long long>(i.elements), i.reason == "overflow" ? "overflow" : "flush to zero");
+    for (const fix::NodeKeptFp32& n : e.nodes_kept_fp32)
+      std::printf("  %s (%s) exported in fp32: %s\n", n.node.c_str(), n.op_type.c_str(), n.reason.c_str());
+  }
   std::printf(
       "cost: %.2f full-run equivalents (audit %.2f, reference %lld, mixed-precision runs %lld), and %lld runs of "
       "the presets\n",
@@ -141,6 +170,12 @@ int fix_model(const FixArgs& args) {
   const std::vector<fix::KeepListExport> exports = fix::parse_keep_list_exports(args.keep_lists);
   if (!args.json_path.empty()) check_can_write(args.json_path);
   for (const fix::KeepListExport& e : exports) check_can_write(e.path);
+  const fix::ExportOptions export_options{job.options().targets.at(0), args.keep_io_types};
+  if (!args.export_onnx.empty()) {
+    require(export_options.target == Format::FP16 || export_options.target == Format::BF16,
+            "--export-onnx writes fp16 or bf16 models; --target is " + target);
+    check_can_write(args.export_onnx);
+  }
 
   // The audit: which nodes are unsafe and where the error jumps, to order the search.
   Progress bar(!args.quiet, "audit", "node runs");
@@ -230,6 +265,19 @@ int fix_model(const FixArgs& args) {
   r.comparison_runs = runs.runs() - search_runs + (runs.reference_ran() && !reference_for_search ? 1 : 0);
   r.presets = std::move(presets);
 
+  if (!args.export_onnx.empty() && r.met) {
+    std::set<std::string> fp32_nodes(result.keep.begin(), result.keep.end());
+    fp32_nodes.insert(forced.begin(), forced.end());
+    std::string bytes;
+    report::FixExport e{
+        args.export_onnx, target, args.keep_io_types,
+        fix::export_mixed_precision(args.job.model, fp32_nodes, float32_values(audit.report, *job.model().graph),
+                                    export_options, &bytes)};
+    write_file_atomic(args.export_onnx, bytes);
+    r.exported = std::move(e);
+  } else if (!args.export_onnx.empty()) {
+    std::fprintf(stderr, "mpaudit fix: %s not written: no keep-set meets the gates\n", args.export_onnx.c_str());
+  }
   if (!args.json_path.empty()) write_file_atomic(args.json_path, report::serialize(r));
   for (const fix::KeepListExport& e : exports)
     write_file_atomic(e.path, fix::keep_list_text(e.format, result.keep, forced, args.job.model, target));
@@ -251,6 +299,13 @@ Action add_fix(CLI::App& app) {
   app.add_option("--export-keep-list", a->keep_lists,
                  "FORMAT=FILE: the keep-set as flags for trtexec, polygraphy, autocast (ModelOpt), "
                  "onnxconverter (onnxconverter-common's node_block_list) or names (one per line); repeatable");
+  app.add_option("--export-onnx", a->export_onnx,
+                 "write the mixed-precision model here: the keep-set (and --keep-fp32) in fp32, every other node in "
+                 "the target format (fp16 or bf16), Casts at the borders; only when the gates are met")
+      ->check(kNonEmptyPath);
+  app.add_option("--keep-io-types", a->keep_io_types,
+                 "true (default): the exported model's float inputs and outputs stay float32; false: they take "
+                 "the target format");
   app.add_option("--max-runs", a->max_runs, "the most mixed-precision runs the search may make (default 64)")
       ->check(CLI::Range(1, 100000));
   app.add_flag("--quiet", a->quiet, "no progress and no summary; the exit code still tells");

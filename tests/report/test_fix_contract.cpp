@@ -1,10 +1,13 @@
 // `mpaudit fix` on models whose FP16 culprits are known by construction: the keep-set is exactly the set the
 // math needs, each kept node is shown needed, the report validates against reports/schema/mpaudit.fix.1.json
-// and is the same bytes whatever the thread count, the keep-lists name the set, and bad options exit 2.
+// and is the same bytes whatever the thread count, the keep-lists name the set, the exported mixed-precision
+// model has the types and Casts the set implies and runs in mpaudit, and bad options exit 2.
 #include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
 
-#include <nlohmann/json.hpp>
+#include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "support/json_schema.h"
@@ -72,6 +75,21 @@ nlohmann::json fix(const TempDir& dir, const fs::path& model, const std::string&
   EXPECT_EQ(fix_schema().violations(report), "");
   return report;
 }
+
+struct Exported {
+  std::map<std::string, const onnx::NodeProto*> nodes;
+  std::map<std::string, int> initializer_types;
+  onnx::ModelProto model;
+};
+
+void read_exported(const fs::path& path, Exported& e) {
+  std::ifstream in(path, std::ios::binary);
+  ASSERT_TRUE(e.model.ParseFromIstream(&in)) << path;
+  for (const auto& n : e.model.graph().node()) e.nodes[n.name()] = &n;
+  for (const auto& t : e.model.graph().initializer()) e.initializer_types[t.name()] = t.data_type();
+}
+
+std::vector<std::string> inputs_of(const onnx::NodeProto& node) { return {node.input().begin(), node.input().end()}; }
 
 }  // namespace
 
@@ -189,4 +207,61 @@ TEST(FixContract, BadGatesAndExportsExitTwoNamingThem) {
   const auto two_targets = run_cli(dir, "fix " + model.string() + " --random-inputs --target fp16 --target bf16");
   EXPECT_EQ(two_targets.exit_code, 2);
   EXPECT_NE(two_targets.err.find("one target format at a time"), std::string::npos) << two_targets.err;
+}
+
+// The keep-set {Square, Mean, Root} in fp32, Scale and Unscale in fp16: both read the scale, converted in
+// place; Casts where a value crosses between the islands and at the float32 input and output.
+TEST(FixContract, ExportsTheKeepSetAsAMixedPrecisionModel) {
+  TempDir dir;
+  const fs::path out = dir / "rms.fp16.onnx";
+  const nlohmann::json r = fix(dir, root_mean_square_model(dir), "--export-onnx " + out.string(), 0);
+  ASSERT_TRUE(r.at("export").is_object()) << r.dump();
+  EXPECT_EQ(r.at("export").at("path"), out.string());
+  EXPECT_EQ(r.at("export").at("format"), "fp16");
+  EXPECT_EQ(r.at("export").at("nodes_in_target").get<int>(), 2);
+  EXPECT_EQ(r.at("export").at("nodes_in_fp32").get<int>(), 3);
+  EXPECT_EQ(r.at("export").at("casts_inserted").get<int>(), 4);
+  EXPECT_EQ(r.at("export").at("initializers_converted").get<int>(), 1);
+  Exported e;
+  read_exported(out, e);
+  EXPECT_EQ(e.initializer_types, (std::map<std::string, int>{{"s", onnx::TensorProto::FLOAT16}}));
+  EXPECT_EQ(inputs_of(*e.nodes.at("Scale")), (std::vector<std::string>{"x_to_fp16", "s"}));
+  EXPECT_EQ(inputs_of(*e.nodes.at("Square")), (std::vector<std::string>{"scaled_to_fp32", "scaled_to_fp32"}));
+  EXPECT_EQ(inputs_of(*e.nodes.at("Unscale")), (std::vector<std::string>{"root_to_fp16", "s"}));
+  for (const char* cast : {"x_to_fp16", "scaled_to_fp32", "root_to_fp16", "rms_fp16_to_fp32"})
+    EXPECT_EQ(e.nodes.at(cast)->op_type(), "Cast") << cast;
+  EXPECT_EQ(e.model.graph().output(0).type().tensor_type().elem_type(), onnx::TensorProto::FLOAT);
+  const auto run = run_cli(dir, "run " + out.string() + " --random-inputs");
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+}
+
+// Tiny and Log kept: the flushing factor stays float32 (only Tiny reads it), Offset's twenty becomes fp16;
+// with --keep-io-types false the input and output are float16 and mpaudit runs the model on fp16 tensors.
+TEST(FixContract, ExportKeepsAFlushingInitializerOfAKeptNodeAndCanTypeTheIoInFp16) {
+  TempDir dir;
+  const fs::path out = dir / "log.fp16.onnx";
+  const nlohmann::json r =
+      fix(dir, log_model(dir), "--dist x=uniform:0.5,1 --keep-io-types false --export-onnx " + out.string(), 0);
+  EXPECT_FALSE(r.at("export").at("keep_io_types").get<bool>());
+  Exported e;
+  read_exported(out, e);
+  EXPECT_EQ(e.initializer_types,
+            (std::map<std::string, int>{{"tiny", onnx::TensorProto::FLOAT}, {"twenty", onnx::TensorProto::FLOAT16}}));
+  EXPECT_EQ(inputs_of(*e.nodes.at("Tiny")), (std::vector<std::string>{"x_to_fp32", "tiny"}));
+  EXPECT_EQ(inputs_of(*e.nodes.at("Offset")), (std::vector<std::string>{"l_to_fp16", "twenty"}));
+  EXPECT_EQ(e.model.graph().input(0).type().tensor_type().elem_type(), onnx::TensorProto::FLOAT16);
+  EXPECT_EQ(e.model.graph().output(0).type().tensor_type().elem_type(), onnx::TensorProto::FLOAT16);
+  const auto run = run_cli(dir, "run " + out.string() + " --random-inputs --dist x=uniform:0.5,1 --save-outputs " +
+                                    (dir / "outs").string() + " --raw-format");
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_TRUE(fs::exists(dir / "outs" / "y.npy"));
+}
+
+TEST(FixContract, ExportRefusesFormatsOnnxCannotHoldAsOneType) {
+  TempDir dir;
+  const auto fp8 = run_cli(dir, "fix " + root_mean_square_model(dir).string() +
+                                    " --random-inputs --target fp8e4m3 --export-onnx " + (dir / "o.onnx").string());
+  EXPECT_EQ(fp8.exit_code, 2);
+  EXPECT_NE(fp8.err.find("--export-onnx writes fp16 or bf16 models"), std::string::npos) << fp8.err;
+  EXPECT_FALSE(fs::exists(dir / "o.onnx"));
 }
