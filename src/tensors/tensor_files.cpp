@@ -233,7 +233,15 @@ TensorReader::~TensorReader() = default;
 Tensor TensorReader::read(const TensorSource& source) {
   const std::string extension = lower_extension(source.file);
   if (extension == ".npz") return read_npz_array(source.file, source.member);
-  if (extension == ".pb") return read_tensor_pb(source.file);
+  if (extension == ".pb") {
+    // ONNX's narrow types (float8, float4, int4, int2) are what a dump is audited against, not what
+    // training keeps its tensors in: read as codes, they would be measured as integers.
+    Tensor t = read_tensor_pb(source.file);
+    if (dtype_is_narrow(t.dtype()))
+      fail(source.file.string() + ": element type " + dtype_name(t.dtype()) +
+           ": mpaudit tensors reads float32, float16, bfloat16, float64 and integer tensors");
+    return t;
+  }
   if (extension != ".safetensors") return read_npy(source.file);
   if (!open_ || open_->path != source.file) {
     open_.reset();  // closes the previous file first
