@@ -307,8 +307,9 @@ class Exporter {
       for (const Read& r : reads_[name]) (wants_target(r) ? target_readers : fp32_readers) = true;
       if (!target_readers) continue;
       TensorProto& proto = *graph_.mutable_initializer(float_initializers_.at(name));
-      const bool listed_as_input =
-          std::any_of(graph_.input().begin(), graph_.input().end(), [&](const auto& in) { return in.name() == name; });
+      const std::string& initializer = name;  // a structured binding cannot be captured in C++17
+      const bool listed_as_input = std::any_of(graph_.input().begin(), graph_.input().end(),
+                                               [&](const auto& in) { return in.name() == initializer; });
       ++result_.initializers_converted;
       if (!fp32_readers) {
         proto = target_tensor(proto, name, c, target_elem_);

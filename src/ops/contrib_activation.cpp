@@ -29,7 +29,9 @@ void check_bias(const Node& node, const Tensor& x, const Tensor& bias) {
 // y = f(x + bias), bias optional (input 1) or required. Under the ORT CUDA profile on fp16 the functor `Half`
 // (ops/gelu.h), where ORT's kernel is known to compute in half, replaces f after ORT's half addition of the
 // bias; the others (BiasGelu, QuickGelu) keep the generic float math.
-template <class F, bool kBiasRequired, class Half = void>
+struct NoHalfRule {};
+
+template <class F, bool kBiasRequired, class Half = NoHalfRule>
 class BiasActivationOp : public OpKernel {
  public:
   explicit BiasActivationOp(const OpInit& init) : f_(make_functor<F>(init)) {}
@@ -40,7 +42,7 @@ class BiasActivationOp : public OpKernel {
     visit_types<TypeSet::Float>(ctx.node(), x.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       Tensor& y = ctx.allocate_output(0, x.dtype(), x.shape());
-      if constexpr (!std::is_void_v<Half> && std::is_same_v<compute_t<T>, float>) {
+      if constexpr (!std::is_same_v<Half, NoHalfRule> && std::is_same_v<compute_t<T>, float>) {
         if (ort_cuda_fp16_rules(ctx.config(), x.dtype())) return run(x, bias, y.data<T>(), Half{});
       }
       run(x, bias, y.data<T>(), f_);
