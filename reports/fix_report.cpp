@@ -9,7 +9,8 @@ namespace {
 nlohmann::ordered_json gate_values(const std::vector<FixGateValue>& values) {
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
   for (const FixGateValue& v : values)
-    out.push_back({{"gate", v.gate}, {"output", v.output}, {"value", probes::number_or_null(v.value)}, {"held", v.held}});
+    out.push_back(
+        {{"gate", v.gate}, {"output", v.output}, {"value", probes::number_or_null(v.value)}, {"held", v.held}});
   return out;
 }
 

@@ -21,9 +21,9 @@ struct FixGateValue {
 
 struct KeptNode {
   std::string node, op_type;
-  std::vector<std::string> outputs;     // its output tensors: unnamed nodes are known by them
-  std::string audit_verdict;            // the audit's verdict on the node in the target: safe, warn, unsafe
-  std::vector<std::string> audit_reasons;  // the audit's reason codes (overflow, underflow, ...)
+  std::vector<std::string> outputs;          // its output tensors: unnamed nodes are known by them
+  std::string audit_verdict;                 // the audit's verdict on the node in the target: safe, warn, unsafe
+  std::vector<std::string> audit_reasons;    // the audit's reason codes (overflow, underflow, ...)
   std::vector<FixGateValue> needed_because;  // the gates that fail with the node in the target format
 };
 

@@ -81,7 +81,8 @@ void add_keep_fp32_options(CLI::App& app, std::vector<std::string>& nodes, std::
                  "top-level node computed in FP32 " + where +
                      ", as a mixed-precision deployment would (repeatable; a comma-separated list works too)")
       ->delimiter(',');
-  app.add_option("--keep-fp32-ops", ops, "every top-level node of these op types in FP32 " + where + ", e.g. Softmax,Pow")
+  app.add_option("--keep-fp32-ops", ops,
+                 "every top-level node of these op types in FP32 " + where + ", e.g. Softmax,Pow")
       ->delimiter(',');
   std::string names;
   for (const fix::KeepPreset& p : fix::keep_presets()) names += (names.empty() ? "" : ", ") + p.name;

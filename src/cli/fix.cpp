@@ -49,7 +49,10 @@ std::vector<std::string> candidates_by_evidence(const report::Report& rep, const
     const bool floating = std::any_of(n.tensors.begin(), n.tensors.end(), [](const auto& t) { return t.measured; });
     const auto t = n.targets.find(target);
     if (!floating || t == n.targets.end()) continue;
-    ranked.push_back({&n, t->second.verdict == report::Verdict::Unsafe ? 0 : t->second.verdict == report::Verdict::Warn ? 1 : 2,
+    ranked.push_back({&n,
+                      t->second.verdict == report::Verdict::Unsafe ? 0
+                      : t->second.verdict == report::Verdict::Warn ? 1
+                                                                   : 2,
                       t->second.propagated_jump_db});
   }
   std::stable_sort(ranked.begin(), ranked.end(), [](const Ranked& a, const Ranked& b) {
@@ -115,14 +118,15 @@ std::string gate_line(const fix::GateValue& v) {
   return v.gate + " on '" + v.output + "': " + (std::isnan(v.value) ? "n/a" : value) + (v.held ? "" : " (fails)");
 }
 
-void print_summary(const report::FixReport& r, const fix::SearchResult& result, const std::vector<fix::GateValue>& before) {
-  std::printf("fix %s: %s\n", r.target.c_str(),
-              r.met ? (r.keep.empty() ? "the whole model meets the gates in the target format; nothing to keep"
-                                      : ("keep " + std::to_string(r.keep.size()) + " node" +
-                                         (r.keep.size() == 1 ? "" : "s") + " in fp32" +
-                                         (r.minimal ? " (each one needed: without it a gate fails)" : ""))
-                                            .c_str())
-                    : "no keep-set meets the gates");
+void print_summary(const report::FixReport& r, const fix::SearchResult& result,
+                   const std::vector<fix::GateValue>& before) {
+  std::printf(
+      "fix %s: %s\n", r.target.c_str(),
+      r.met ? (r.keep.empty() ? "the whole model meets the gates in the target format; nothing to keep"
+                              : ("keep " + std::to_string(r.keep.size()) + " node" + (r.keep.size() == 1 ? "" : "s") +
+                                 " in fp32" + (r.minimal ? " (each one needed: without it a gate fails)" : ""))
+                                    .c_str())
+            : "no keep-set meets the gates");
   for (const report::KeptNode& k : r.keep) {
     std::string why;
     for (const report::FixGateValue& g : k.needed_because)
@@ -133,8 +137,11 @@ void print_summary(const report::FixReport& r, const fix::SearchResult& result, 
   }
   std::printf("gates, all in %s -> with the keep-set:\n", r.target.c_str());
   for (size_t i = 0; i < before.size(); ++i)
-    std::printf("  %s -> %s\n", gate_line(before[i]).c_str(),
-                result.trials.empty() || !r.met ? "-" : gate_line(fix::GateValue{r.after[i].gate, r.after[i].output, r.after[i].value, r.after[i].held}).c_str());
+    std::printf(
+        "  %s -> %s\n", gate_line(before[i]).c_str(),
+        result.trials.empty() || !r.met
+            ? "-"
+            : gate_line(fix::GateValue{r.after[i].gate, r.after[i].output, r.after[i].value, r.after[i].held}).c_str());
   for (const report::PresetComparison& p : r.presets) {
     std::string worst;
     for (const report::FixGateValue& g : p.gates)
@@ -179,7 +186,8 @@ int fix_model(const FixArgs& args) {
 
   // The audit: which nodes are unsafe and where the error jumps, to order the search.
   Progress bar(!args.quiet, "audit", "node runs");
-  const AuditRun audit = job.run(args.job.keep_fp32, [&](int64_t done, int64_t total, const auto&) { bar.show(done, total); });
+  const AuditRun audit =
+      job.run(args.job.keep_fp32, [&](int64_t done, int64_t total, const auto&) { bar.show(done, total); });
   const auto [first, last] = job.sample_range();
   fix::MixedRuns runs(job.model().graph, job.samples(), first, last, job.options());
   std::vector<fix::OutputGate> gates;
@@ -187,7 +195,8 @@ int fix_model(const FixArgs& args) {
     gates.push_back(fix::parse_output_gate(g, runs.outputs()));
 
   const std::vector<std::string> forced = job.keep_fp32();
-  const bool wants_rows = std::any_of(gates.begin(), gates.end(), [](const fix::OutputGate& g) { return g.metric == "top1_agree"; });
+  const bool wants_rows =
+      std::any_of(gates.begin(), gates.end(), [](const fix::OutputGate& g) { return g.metric == "top1_agree"; });
   const auto whole_model = wants_rows ? std::nullopt : whole_model_from_audit(audit.report, target, runs.outputs());
   const fix::Verifier verify = [&](const std::vector<std::string>& keep) {
     std::vector<std::string> kept = keep;
@@ -258,7 +267,8 @@ int fix_model(const FixArgs& args) {
         break;
       }
   }
-  for (const fix::Trial& t : result.trials) r.trials.push_back({t.purpose, static_cast<int64_t>(t.keep.size()), t.verdict.pass});
+  for (const fix::Trial& t : result.trials)
+    r.trials.push_back({t.purpose, static_cast<int64_t>(t.keep.size()), t.verdict.pass});
   r.audit_run_equivalents = audit_run_equivalents(audit.report, target);
   r.reference_runs = reference_for_search ? 1 : 0;
   r.mixed_runs = search_runs;

@@ -122,7 +122,8 @@ int run_model(const RunOptions& opt) {
   if (!(precision.has_value()))
     fail("--precision '" + opt.precision + "': expected fp32, fp64, fp16, bf16, fp8e4m3, fp8e5m2 or tf32");
   session_options.precision = *precision;
-  for (const std::string& name : fix::resolve_keep_set(*model.graph, opt.keep_fp32, opt.keep_fp32_ops, opt.keep_fp32_preset))
+  for (const std::string& name :
+       fix::resolve_keep_set(*model.graph, opt.keep_fp32, opt.keep_fp32_ops, opt.keep_fp32_preset))
     session_options.node_precision[name] = Format::FP32;
   for (const std::string& spec : opt.node_precision) {
     const size_t eq = spec.rfind('=');

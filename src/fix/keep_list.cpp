@@ -59,7 +59,8 @@ std::vector<KeepListExport> parse_keep_list_exports(const std::vector<std::strin
 }
 
 std::string keep_list_text(const std::string& format, const std::vector<std::string>& keep,
-                           const std::vector<std::string>& forced, const std::string& model, const std::string& target) {
+                           const std::vector<std::string>& forced, const std::string& model,
+                           const std::string& target) {
   std::vector<std::string> nodes = keep;
   for (const std::string& n : forced)
     if (std::find(nodes.begin(), nodes.end(), n) == nodes.end()) nodes.push_back(n);
@@ -90,8 +91,10 @@ std::string keep_list_text(const std::string& format, const std::vector<std::str
     text = "import onnx\nfrom onnxconverter_common import float16\n\nmodel = onnx.load(" + python_string(model) +
            ")\nnode_block_list = [";
     for (size_t i = 0; i < nodes.size(); ++i) text += (i ? ", " : "") + python_string(nodes[i]);
-    text += "]\nmixed = float16.convert_float_to_float16(model, keep_io_types=True, node_block_list=node_block_list)\n"
-            "onnx.save(mixed, " + python_string(model + ".mixed.onnx") + ")\n";
+    text +=
+        "]\nmixed = float16.convert_float_to_float16(model, keep_io_types=True, node_block_list=node_block_list)\n"
+        "onnx.save(mixed, " +
+        python_string(model + ".mixed.onnx") + ")\n";
   }
   return text;
 }

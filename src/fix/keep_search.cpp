@@ -66,7 +66,8 @@ class Search {
         const auto tried = needed_in.find(node);
         if (tried == needed_in.end() || tried->second != generation) untried.push_back(node);
       }
-      std::sort(untried.begin(), untried.end(), [&](const std::string& a, const std::string& b) { return rank(a) > rank(b); });
+      std::sort(untried.begin(), untried.end(),
+                [&](const std::string& a, const std::string& b) { return rank(a) > rank(b); });
       std::deque<std::vector<std::string>> groups;
       if (untried.size() <= 3)
         for (const std::string& node : untried) groups.push_back({node});
@@ -76,11 +77,10 @@ class Search {
         const std::vector<std::string> group = groups.front();
         groups.pop_front();
         std::vector<std::string> without;
-        std::copy_if(keep.begin(), keep.end(), std::back_inserter(without), [&](const std::string& n) {
-          return std::find(group.begin(), group.end(), n) == group.end();
-        });
-        const std::string purpose = group.size() == 1 ? "without " + group[0]
-                                                      : "without " + std::to_string(group.size()) + " nodes";
+        std::copy_if(keep.begin(), keep.end(), std::back_inserter(without),
+                     [&](const std::string& n) { return std::find(group.begin(), group.end(), n) == group.end(); });
+        const std::string purpose =
+            group.size() == 1 ? "without " + group[0] : "without " + std::to_string(group.size()) + " nodes";
         const std::optional<Verdict> v = trial(purpose, without);
         if (!v) {
           result_.note = limit_note() + " while checking that every kept node is needed";

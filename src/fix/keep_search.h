@@ -34,13 +34,13 @@ struct Trial {
 };
 
 struct SearchResult {
-  bool met = false;                // a set meets the gates (the whole model in FP32 may be that set)
-  std::vector<std::string> keep;   // in candidate order
+  bool met = false;               // a set meets the gates (the whole model in FP32 may be that set)
+  std::vector<std::string> keep;  // in candidate order
   // For each kept node: the gates that fail without it (the run of the final sweep that tried it).
   std::map<std::string, std::vector<GateValue>> needed_because;
-  bool minimal = false;            // every node of `keep` was tried without in the final set
+  bool minimal = false;  // every node of `keep` was tried without in the final set
   std::vector<Trial> trials;
-  std::string note;                // why the search stopped short, when it did
+  std::string note;  // why the search stopped short, when it did
 };
 
 struct SearchLimits {

@@ -60,11 +60,12 @@ double OutputFigures::metric(const std::string& m) const {
 }
 
 OutputGate parse_output_gate(const std::string& text, const std::vector<std::string>& outputs) {
-  static const std::regex grammar(std::string(R"(^\s*(?:output\[([^\]]+)\]\.)?([a-z0-9_]+)\s*()") +
-                                  ">=|<=|==|>|<" + R"()\s*(\S+)\s*$)");
+  static const std::regex grammar(std::string(R"(^\s*(?:output\[([^\]]+)\]\.)?([a-z0-9_]+)\s*()") + ">=|<=|==|>|<" +
+                                  R"()\s*(\S+)\s*$)");
   std::smatch m;
   if (!std::regex_match(text, m, grammar))
-    fail("--gate '" + text + "': expected [output[NAME].]METRIC OP NUMBER, e.g. 'max_rel_err<=1e-3' or 'cosine>=0.9999'");
+    fail("--gate '" + text +
+         "': expected [output[NAME].]METRIC OP NUMBER, e.g. 'max_rel_err<=1e-3' or 'cosine>=0.9999'");
   OutputGate gate{text, m[1].str(), m[2].str(), m[3].str(), 0};
   if (std::find_if(std::begin(kGateMetrics), std::end(kGateMetrics), [&](const char* k) { return gate.metric == k; }) ==
       std::end(kGateMetrics))
@@ -89,8 +90,10 @@ std::vector<GateValue> check_output_gates(const std::vector<OutputGate>& gates,
       GateValue v{gate.text, f.name, f.metric(gate.metric), true};
       // Nothing to measure holds (no finite reference value, no rows); a run whose every value went
       // non-finite has nothing to measure either, but its `nonfinite` says so and the error figures fail.
-      if (std::isnan(v.value)) v.held = gate.metric == "top1_agree" || f.divergence.ref_finite == 0;
-      else v.held = holds(v.value, gate.op, gate.bound);
+      if (std::isnan(v.value))
+        v.held = gate.metric == "top1_agree" || f.divergence.ref_finite == 0;
+      else
+        v.held = holds(v.value, gate.op, gate.bound);
       values.push_back(std::move(v));
     }
   return values;

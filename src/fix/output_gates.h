@@ -26,8 +26,8 @@ struct OutputFigures {
   void add(const Tensor& reference, const Tensor& run, const probes::Divergence::Params& params, int64_t sample);
 };
 
-inline constexpr const char* kGateMetrics[] = {"max_abs_err", "max_rel_err",   "cosine",    "sqnr_db",
-                                               "mismatch_frac", "nonfinite", "top1_agree"};
+inline constexpr const char* kGateMetrics[] = {"max_abs_err",   "max_rel_err", "cosine",    "sqnr_db",
+                                               "mismatch_frac", "nonfinite",   "top1_agree"};
 
 struct OutputGate {
   std::string text;    // as the user wrote it
@@ -51,7 +51,8 @@ struct GateValue {
 };
 
 // Each gate on each output it covers, in gate order then output order.
-std::vector<GateValue> check_output_gates(const std::vector<OutputGate>& gates, const std::vector<OutputFigures>& figures);
+std::vector<GateValue> check_output_gates(const std::vector<OutputGate>& gates,
+                                          const std::vector<OutputFigures>& figures);
 bool all_held(const std::vector<GateValue>& values);
 
 }  // namespace mpa::fix

@@ -109,7 +109,8 @@ void require_png_data_fits(const std::string& bytes, const std::string& what) {
     if (type == "CgBI") apple = true;
     if (type == "IHDR" && length >= 13) {
       static const int kChannels[7] = {1, 0, 3, 1, 2, 0, 4};  // by colour type: grey, RGB, palette, grey+alpha, RGBA
-      const unsigned depth = static_cast<unsigned char>(bytes[at + 16]), colour = static_cast<unsigned char>(bytes[at + 17]);
+      const unsigned depth = static_cast<unsigned char>(bytes[at + 16]),
+                     colour = static_cast<unsigned char>(bytes[at + 17]);
       const uint64_t channels = colour < 7 ? kChannels[colour] : 0;
       raw_size = png_raw_size(big_endian_u32(bytes, at + 8), big_endian_u32(bytes, at + 12), channels * depth,
                               bytes[at + 20] == 1);
@@ -140,8 +141,8 @@ void require_png_data_fits(const std::string& bytes, const std::string& what) {
   if (status != Z_STREAM_END)
     fail(what + ": corrupt PNG (its image data does not inflate" + (reason.empty() ? "" : ": " + reason) + ")");
   if (inflated != raw_size)
-    fail(what + ": corrupt PNG (its image data inflates to " + std::to_string(inflated) + " bytes, its header declares " +
-         std::to_string(raw_size) + ")");
+    fail(what + ": corrupt PNG (its image data inflates to " + std::to_string(inflated) +
+         " bytes, its header declares " + std::to_string(raw_size) + ")");
 }
 
 // Refuses data that ends before the image does, which the decoder would fill with made-up pixels: a JPEG

@@ -96,8 +96,10 @@ std::vector<std::string> inputs_of(const onnx::NodeProto& node) { return {node.i
 TEST(FixContract, KeepsExactlyTheNodesAnOverflowingSquareNeeds) {
   TempDir dir;
   const fs::path model = root_mean_square_model(dir);
-  const nlohmann::json r = fix(dir, model, "--export-keep-list trtexec=" + (dir / "trt.txt").string() +
-                                               " --export-keep-list names=" + (dir / "names.txt").string(), 0);
+  const nlohmann::json r = fix(dir, model,
+                               "--export-keep-list trtexec=" + (dir / "trt.txt").string() +
+                                   " --export-keep-list names=" + (dir / "names.txt").string(),
+                               0);
   EXPECT_TRUE(r.at("met").get<bool>());
   EXPECT_TRUE(r.at("minimal").get<bool>());
   EXPECT_EQ(kept_nodes(r), (std::set<std::string>{"Square", "Mean", "Root"}));
@@ -113,7 +115,8 @@ TEST(FixContract, KeepsExactlyTheNodesAnOverflowingSquareNeeds) {
   for (const auto& g : r.at("after")) EXPECT_TRUE(g.at("held").get<bool>()) << g;
   const std::string trt = read_whole_file(dir / "trt.txt");
   EXPECT_NE(trt.find("--precisionConstraints=obey"), std::string::npos) << trt;
-  for (const char* node : {"Square:fp32", "Mean:fp32", "Root:fp32"}) EXPECT_NE(trt.find(node), std::string::npos) << trt;
+  for (const char* node : {"Square:fp32", "Mean:fp32", "Root:fp32"})
+    EXPECT_NE(trt.find(node), std::string::npos) << trt;
   std::set<std::string> names;
   std::istringstream lines(read_whole_file(dir / "names.txt"));
   for (std::string line; std::getline(lines, line);) names.insert(line);
@@ -139,15 +142,20 @@ TEST(FixContract, RecipesKeepNodesByOpTypeInEveryCommand) {
   TempDir dir;
   const fs::path model = root_mean_square_model(dir);
   ASSERT_EQ(run_cli(dir, "audit " + model.string() + " --random-inputs --quiet --keep-fp32-ops Mul,Sqrt --json " +
-                             (dir / "a.json").string()).exit_code, 1);
+                             (dir / "a.json").string())
+                .exit_code,
+            1);
   const nlohmann::json audit = nlohmann::json::parse(read_whole_file(dir / "a.json"));
   EXPECT_EQ(audit.at("config").at("keep_fp32"), nlohmann::json({"Root", "Scale", "Square"}));
-  const auto run = run_cli(dir, "run " + model.string() + " --random-inputs --precision fp16 --keep-fp32-preset norm-softmax");
+  const auto run =
+      run_cli(dir, "run " + model.string() + " --random-inputs --precision fp16 --keep-fp32-preset norm-softmax");
   EXPECT_EQ(run.exit_code, 0) << run.err;
   const auto bad = run_cli(dir, "run " + model.string() + " --random-inputs --keep-fp32-preset tensorrt");
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("--keep-fp32-preset 'tensorrt': no such preset (pytorch-autocast, norm-softmax, "
-                         "onnxconverter-default)"), std::string::npos) << bad.err;
+                         "onnxconverter-default)"),
+            std::string::npos)
+      << bad.err;
 }
 
 TEST(FixContract, KeepsTheProducerAndTheLogOfAFlushedValue) {

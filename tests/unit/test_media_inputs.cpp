@@ -23,9 +23,9 @@ using mpa::test::bmp_bytes;
 using mpa::test::ModelBuilder;
 using mpa::test::png_bytes;
 using mpa::test::png_with_idat;
-using mpa::test::zlib_compressed;
 using mpa::test::TempDir;
 using mpa::test::wav_bytes;
+using mpa::test::zlib_compressed;
 
 namespace {
 
