@@ -16,6 +16,13 @@
 
 namespace mpa {
 
+SessionOptions session_options(const AuditOptions& options) {
+  SessionOptions o;
+  o.threads = options.threads;
+  o.device = options.device;
+  return o;
+}
+
 std::string accumulation_name(Accumulation a) { return a == Accumulation::FP16 ? "fp16" : "fp32"; }
 std::string profile_name(RuntimeProfile p) { return p == RuntimeProfile::OrtCuda ? "ort-cuda" : "generic"; }
 
@@ -45,13 +52,6 @@ class ScopedSeconds {
   double& total_;
   std::chrono::steady_clock::time_point start_;
 };
-
-SessionOptions session_options(const AuditOptions& options) {
-  SessionOptions o;
-  o.threads = options.threads;
-  o.device = options.device;
-  return o;
-}
 
 bool is_float(DType t) { return dtype_is_float(t); }
 

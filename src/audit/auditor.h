@@ -52,6 +52,9 @@ struct AuditOptions {
   double suspect_margin_db = 10;
 };
 
+// The session every audit-like run of a model is made with (its threads and device; formats are per stream).
+SessionOptions session_options(const AuditOptions& options);
+
 std::string accumulation_name(Accumulation a);
 std::string profile_name(RuntimeProfile p);
 

@@ -6,17 +6,6 @@
 
 namespace mpa::fix {
 
-namespace {
-
-SessionOptions session_options(const AuditOptions& options) {
-  SessionOptions o;
-  o.threads = options.threads;
-  o.device = options.device;
-  return o;
-}
-
-}  // namespace
-
 MixedRuns::MixedRuns(std::shared_ptr<const Graph> graph, const SampleSource& samples, int64_t first, int64_t last,
                      const AuditOptions& options)
     : graph_(graph),

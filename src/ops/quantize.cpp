@@ -74,6 +74,13 @@ DType float_type_attribute(const OpInit& init, const std::string& key) {
   return t;
 }
 
+// Input 1 of QuantizeLinear and DequantizeLinear, which must be a float tensor.
+const Tensor& float_scale(const KernelContext& ctx, const std::string& who) {
+  const Tensor& scale = ctx.input(1);
+  if (!dtype_is_float(scale.dtype())) fail(who + ": the scale must be a float tensor, not " + dtype_name(scale.dtype()));
+  return scale;
+}
+
 class QuantizeLinearOp : public OpKernel {
  public:
   explicit QuantizeLinearOp(const OpInit& init)
@@ -86,10 +93,8 @@ class QuantizeLinearOp : public OpKernel {
   void compute(KernelContext& ctx) const override {
     const std::string who = ctx.node().label();
     const Tensor& x = ctx.input(0);
-    const Tensor& scale = ctx.input(1);
+    const Tensor& scale = float_scale(ctx, who);
     const Tensor* zero_point = ctx.optional_input(2);
-    if (!dtype_is_float(scale.dtype()))
-      fail(who + ": the scale must be a float tensor, not " + dtype_name(scale.dtype()));
     DType out_t = output_dtype_ != 0 ? static_cast<DType>(output_dtype_) : DType::UInt8;
     if (zero_point) {
       if (output_dtype_ != 0 && zero_point->dtype() != out_t)
@@ -145,10 +150,8 @@ class DequantizeLinearOp : public OpKernel {
   void compute(KernelContext& ctx) const override {
     const std::string who = ctx.node().label();
     const Tensor& x = ctx.input(0);
-    const Tensor& scale = ctx.input(1);
+    const Tensor& scale = float_scale(ctx, who);
     const Tensor* zero_point = ctx.optional_input(2);
-    if (!dtype_is_float(scale.dtype()))
-      fail(who + ": the scale must be a float tensor, not " + dtype_name(scale.dtype()));
     if (dtype_is_float(x.dtype()) || x.dtype() == DType::Bool || x.dtype() == DType::Float8E8M0)
       fail(who + ": cannot dequantize " + dtype_name(x.dtype()));
     if (zero_point && zero_point->dtype() != x.dtype())
