@@ -23,7 +23,7 @@ template <class Counts> void Divergence::add_counts(const Counts& o) {
   sum_ulp.add(o.sum_ulp);
 }
 
-void Divergence::absorb(const Chunk& c) { add_counts(c); }
+void Divergence::absorb(const kernels::DivergenceChunk& c) { add_counts(c); }
 
 void Divergence::merge(const Divergence& o) {
   add_counts(o);
@@ -126,10 +126,7 @@ std::vector<Divergence> Divergence::of_runs(const Tensor& ref, const StoredRefer
           if (hist_of(j)) hist_of(j)->absorb(c[j].target_hist);
         }
       });
-  for (Divergence& d : out) {
-    d.worst_sample = sample;
-    d.worst_sample_max_abs = d.nonfinite() ? INFINITY : d.max_abs;
-  }
+  for (Divergence& d : out) d.end_sample(sample);
   return out;
 }
 

@@ -23,20 +23,14 @@ struct Tolerances {
 
 struct Divergence {
   static constexpr double kMaxSqnrDb = 400;
-  struct Params {
-    double atol, rtol, rel_floor;
-    int min_exponent, mantissa_bits;
-    // FP8 per-tensor scale: the grid is the format's times the scale, so ulps are measured at |r| / scale
-    // (in float, as storage divides) and the default relative floor moves with it. The vector kernels
-    // serve unscaled runs only.
-    float scale = 1;
+  // FP8 per-tensor scale (kernels::DivergenceParams::scale): the grid is the format's times the scale, so
+  // ulps are measured at |r| / scale (in float, as storage divides) and the default relative floor moves
+  // with it. The vector kernels serve unscaled runs only.
+  struct Params : kernels::DivergenceParams {
     bool format_floor;
     Params(Format f, const Tolerances& t)
-        : atol(t.atol),
-          rtol(t.rtol),
-          rel_floor(t.rel_floor > 0 ? t.rel_floor : format_traits(f).min_normal),
-          min_exponent(std::ilogb(format_traits(f).min_normal)),
-          mantissa_bits(format_traits(f).mantissa_bits),
+        : kernels::DivergenceParams{t.atol, t.rtol, t.rel_floor > 0 ? t.rel_floor : format_traits(f).min_normal,
+                                    std::ilogb(format_traits(f).min_normal), format_traits(f).mantissa_bits},
           format_floor(!(t.rel_floor > 0)) {}
     Params scaled_by(double s) const {
       Params p = *this;
@@ -45,34 +39,8 @@ struct Divergence {
       return p;
     }
   };
-  struct Chunk {
+  struct Chunk : kernels::DivergenceChunk {
     ExpHistogram::Chunk target_hist;
-    int64_t compared = 0, ref_finite = 0, nan = 0, inf = 0, mismatches = 0;
-    double max_abs = 0, max_rel = 0, max_ulp = 0;
-    double sum_abs = 0, sum_sq_err = 0, sum_ref_sq = 0, sum_tgt_sq = 0, sum_ref_tgt = 0, sum_ulp = 0;
-    void add(double r, double t, const Params& p) {
-      if (!std::isfinite(r)) return;
-      ++ref_finite;
-      if (std::isnan(t)) return void(++nan);
-      if (std::isinf(t)) return void(++inf);
-      ++compared;
-      const double e = std::fabs(t - r), a = std::fabs(r);
-      max_abs = std::max(max_abs, e);
-      // Times the reciprocal, as the vector kernels compute it (one division per element for all runs).
-      max_rel = std::max(max_rel, e * (1.0 / std::max(a, p.rel_floor)));
-      mismatches += e > p.atol + p.rtol * a;
-      // The format's spacing at |r| is 2^(max(exponent, min_exponent) - mantissa_bits) (times the scale).
-      const double units = in_scaled_units(a, p.scale);
-      const int exponent = units > 0 ? std::max(exponent_of(units), p.min_exponent) : p.min_exponent;
-      const double ulp = e * power_of_two(p.mantissa_bits - exponent) / p.scale;
-      max_ulp = std::max(max_ulp, ulp);
-      sum_ulp += ulp;
-      sum_abs += e;
-      sum_sq_err += e * e;
-      sum_ref_sq += r * r;
-      sum_tgt_sq += t * t;
-      sum_ref_tgt += r * t;
-    }
   };
 
   int64_t compared = 0, ref_finite = 0, nan = 0, inf = 0, mismatches = 0;
@@ -82,7 +50,12 @@ struct Divergence {
   int64_t worst_sample = -1;
   double worst_sample_max_abs = -1;
 
-  void absorb(const Chunk& c);
+  void absorb(const kernels::DivergenceChunk& c);
+  // Closes one sample's figures (absorbed chunk by chunk): the sample is its own worst so far.
+  void end_sample(int64_t sample) {
+    worst_sample = sample;
+    worst_sample_max_abs = nonfinite() ? INFINITY : max_abs;
+  }
   void merge(const Divergence& other);
   template <class Counts> void add_counts(const Counts& counts);
   // Observes one sample's reference/target pair (same shape) in one pass.

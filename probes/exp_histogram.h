@@ -10,23 +10,12 @@
 namespace mpa::probes {
 
 struct ExpHistogram {
-  static constexpr int kMinExp = -40, kMaxExp = 40;
-  static constexpr int kBins = (kMaxExp - kMinExp + 1) + 5;
-  static constexpr int kZero = 0, kBelow = 1, kFirstPow = 2, kAbove = kFirstPow + (kMaxExp - kMinExp + 1),
-                       kInf = kAbove + 1, kNan = kInf + 1;
-  static int bin_of(double x) {
-    if (std::isnan(x)) return kNan;
-    if (std::isinf(x)) return kInf;
-    if (x == 0) return kZero;
-    const int e = exponent_of(std::fabs(x));
-    if (e < kMinExp) return kBelow;
-    if (e > kMaxExp) return kAbove;
-    return kFirstPow + e - kMinExp;
-  }
-  struct Chunk {
-    std::array<int64_t, kBins> counts{};
-    void add(double x) { ++counts[static_cast<size_t>(bin_of(x))]; }
-  };
+  using Bins = kernels::HistogramBins;
+  static constexpr int kMinExp = Bins::kMinExp, kMaxExp = Bins::kMaxExp, kBins = Bins::kBins, kZero = Bins::kZero,
+                       kBelow = Bins::kBelow, kFirstPow = Bins::kFirstPow, kAbove = Bins::kAbove, kInf = Bins::kInf,
+                       kNan = Bins::kNan;
+  static int bin_of(double x) { return Bins::bin_of(x); }
+  using Chunk = kernels::HistogramChunk;
   std::array<int64_t, kBins> counts{};
   void absorb(const Chunk& c) {
     for (int i = 0; i < kBins; ++i) counts[static_cast<size_t>(i)] += c.counts[static_cast<size_t>(i)];

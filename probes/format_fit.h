@@ -12,27 +12,13 @@ struct FormatFit {
   // The format's boundaries (floats, exactly) and the per-tensor scale of FP8 recipes, which store x as
   // round(x / scale) * scale: a value is classified by |x| / scale in float, the quotient that rounding sees
   // (round_to_format_scaled), so counts agree with what storage does, the tensor's absmax included.
-  struct Bounds {
-    double max_finite, flush_limit, normal_limit;
-    float scale;
+  struct Bounds : kernels::FitBounds {
     explicit Bounds(Format f, double scale = 1)
-        : max_finite(format_traits(f).max_finite),
-          flush_limit(format_traits(f).min_subnormal / 2),
-          normal_limit(format_traits(f).min_normal - format_traits(f).min_subnormal / 2),
-          scale(static_cast<float>(scale)) {}
-    double in_format_units(double magnitude) const { return in_scaled_units(magnitude, scale); }
+        : kernels::FitBounds{format_traits(f).max_finite, format_traits(f).min_subnormal / 2,
+                             format_traits(f).min_normal - format_traits(f).min_subnormal / 2,
+                             static_cast<float>(scale)} {}
   };
-  struct Chunk {
-    int64_t overflow = 0, flush_to_zero = 0, subnormal = 0, nonzero = 0;
-    void add(double x, const Bounds& b) {
-      const double a = b.in_format_units(std::fabs(x));
-      if (!(a > 0) || std::isinf(std::fabs(x))) return;  // zero, NaN and Inf are counted by the range probe
-      ++nonzero;
-      if (a > b.max_finite) ++overflow;
-      else if (a <= b.flush_limit) ++flush_to_zero;
-      else if (a < b.normal_limit) ++subnormal;
-    }
-  };
+  using Chunk = kernels::FitChunk;
   int64_t overflow = 0, flush_to_zero = 0, subnormal = 0, nonzero = 0;
   // Flushed values that matter: at least absmax * 2^-(mantissa bits + 1) of their tensor (per sample), so
   // losing them costs more than rounding the tensor's largest value already does. Verdicts use these;
@@ -45,7 +31,7 @@ struct FormatFit {
     nonzero += c.nonzero;
   }
   void merge(const FormatFit& o) {
-    absorb(Chunk{o.overflow, o.flush_to_zero, o.subnormal, o.nonzero});
+    absorb(Chunk{o.overflow, o.flush_to_zero, o.subnormal, o.nonzero, 0});
     significant_flush += o.significant_flush;
   }
   double significant_flush_fraction() const {

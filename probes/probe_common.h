@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/parallel.h"
+#include "kernels/probe_chunks.h"
 #include "probes/exact_sum.h"
 #include "tensor/dispatch.h"
 #include "tensor/tensor.h"
@@ -16,27 +17,10 @@ namespace mpa::probes {
 
 using json = nlohmann::ordered_json;
 
-// The binary exponent of a finite nonzero |x| (ilogb without the libm call: this runs per element).
-inline int exponent_of(double magnitude) {
-  uint64_t bits;
-  std::memcpy(&bits, &magnitude, sizeof bits);
-  const int field = static_cast<int>((bits >> 52) & 0x7FF);
-  return field ? field - 1023 : std::ilogb(magnitude);  // subnormal doubles: rare, take the slow path
-}
-
-// 2^e for e in the normal double range, built from its bits.
-// A magnitude in units of a per-tensor scale (FP8 recipes store x as round(x / scale) * scale): the float
-// quotient that round_to_format_scaled rounds; the magnitude itself when unscaled.
-inline double in_scaled_units(double magnitude, float scale) {
-  return scale == 1.f ? magnitude : static_cast<double>(static_cast<float>(magnitude) / scale);
-}
-
-inline double power_of_two(int e) {
-  const uint64_t bits = static_cast<uint64_t>(e + 1023) << 52;
-  double out;
-  std::memcpy(&out, &bits, sizeof out);
-  return out;
-}
+// The per-element arithmetic the host and devices share.
+using kernels::exponent_of;
+using kernels::in_scaled_units;
+using kernels::power_of_two;
 
 // Elements per chunk: fixed, so results do not depend on the thread count.
 inline constexpr int64_t kChunk = 16384;

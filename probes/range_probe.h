@@ -5,21 +5,7 @@
 namespace mpa::probes {
 
 struct RangeProbe {
-  struct Chunk {
-    int64_t count = 0, finite = 0, zeros = 0, nan = 0, pos_inf = 0, neg_inf = 0;
-    double min = INFINITY, max = -INFINITY, sum = 0, sum_sq = 0;
-    void add(double x) {
-      ++count;
-      if (std::isnan(x)) return void(++nan);
-      if (std::isinf(x)) return void(x > 0 ? ++pos_inf : ++neg_inf);
-      ++finite;
-      zeros += x == 0;
-      min = std::min(min, x);
-      max = std::max(max, x);
-      sum += x;
-      sum_sq += x * x;
-    }
-  };
+  using Chunk = kernels::RangeChunk;
   int64_t count = 0, finite = 0, zeros = 0, nan = 0, pos_inf = 0, neg_inf = 0;
   double min = INFINITY, max = -INFINITY;  // over finite values
   ExactSum sum, sum_sq;

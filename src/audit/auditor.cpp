@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <deque>
 #include <optional>
 #include <set>
 #include <unordered_map>
@@ -11,6 +12,7 @@
 
 #include "audit/consequence.h"
 #include "audit/verdict.h"
+#include "probes/device_probes.h"
 #include "probes/fast_paths.h"
 #include "runtime/precision.h"
 
@@ -149,6 +151,7 @@ bool same_values(const Tensor* a, const Tensor* b) {
   if (a == b) return true;
   if (!a || !b || !a->defined() || !b->defined()) return false;
   if (a->dtype() != b->dtype() || a->shape() != b->shape()) return false;
+  if (!a->device().is_host() || !b->device().is_host()) return false;  // on a device: only the same tensor
   return a->raw() == b->raw() || std::memcmp(a->raw(), b->raw(), a->nbytes()) == 0;
 }
 
@@ -267,10 +270,13 @@ struct Auditor::Impl {
   // The per-tensor scale of target k for a tensor whose reference absmax is given (1 when unscaled).
   double scale_for(size_t k, double absmax) const { return scaled(k) ? absmax_scale(options.targets[k], absmax) : 1.0; }
   // The same from the tensor itself (feeds, initializers), computing its absmax only when scaled.
-  double scale_of(size_t k, const Tensor& t) const { return scaled(k) ? scale_for(k, host_backend().absmax(t)) : 1.0; }
+  double scale_of(size_t k, const Tensor& t) const {
+    return scaled(k) ? scale_for(k, backend_of(t.device()).absmax(t)) : 1.0;
+  }
+  // `t` stored in target k's format, where it is.
   Tensor in_target_format(size_t k, const Tensor& t) {
     ScopedSeconds converting(time.convert);
-    return host_backend().convert(t, target_configs[k].storage, scale_of(k, t));
+    return backend_of(t.device()).convert(t, target_configs[k].storage, scale_of(k, t));
   }
 
   void mark_kept_nodes() {
@@ -387,15 +393,118 @@ struct Auditor::Impl {
       f.hist.absorb(c.hist);
       for (size_t k = 0; k < f.fits.size(); ++k) f.fits[k].absorb(c.fits[k]);
     }
-    for (size_t k = 0; k < f.fits.size(); ++k) {
-      const double scale = scale_for(k, f.range.absmax());
+    // A second pass, once the absmax is known: scaled targets' fits, and which flushed values matter.
+    const double absmax = f.range.absmax();
+    std::vector<size_t> again;
+    for (size_t k = 0; k < f.fits.size(); ++k)
+      if (scale_for(k, absmax) != 1 || f.fits[k].flush_to_zero > 0) again.push_back(k);
+    if (again.empty()) return f;
+    if (std::optional<std::vector<probes::FormatFit>> fits = fits_on_device(ref, again, absmax)) {
+      for (size_t j = 0; j < again.size(); ++j)
+        if (scale_for(again[j], absmax) != 1)
+          f.fits[again[j]] = (*fits)[j];
+        else
+          f.fits[again[j]].significant_flush = (*fits)[j].significant_flush;
+      return f;
+    }
+    const Tensor host = session.to_host(ref);
+    for (const size_t k : again) {
+      const double scale = scale_for(k, absmax);
+      const Format storage = storage_format(options.targets[k]);
       if (scale != 1)
-        f.fits[k] = probes::FormatFit::of(ref, storage_format(options.targets[k]), scale);
-      else if (f.fits[k].flush_to_zero > 0)
-        f.fits[k].significant_flush =
-            probes::FormatFit::count_significant_flushes(ref, storage_format(options.targets[k]), f.range.absmax());
+        f.fits[k] = probes::FormatFit::of(host, storage, scale);
+      else
+        f.fits[k].significant_flush = probes::FormatFit::count_significant_flushes(host, storage, absmax);
     }
     return f;
+  }
+
+  // [SECTION] Probes where the values are: a device that computes probes (Backend::probe) measures its
+  // tensors there and returns per-chunk statistics, folded here in chunk order as probes/ folds the host's.
+
+  // The device holding `ref` and every run, when it computes probes.
+  static const Backend* probing_device(const Tensor& ref, const std::vector<const Tensor*>& runs) {
+    if (ref.device().is_host()) return nullptr;
+    const Backend& device = backend_of(ref.device());
+    if (!device.computes_probes()) return nullptr;
+    for (const Tensor* run : runs)
+      if (run->device() != ref.device()) return nullptr;
+    return &device;
+  }
+
+  // Target formats `targets`' fits of a reference on a device with its absmax known (their scales, and
+  // significant flushes counted); none where the host must.
+  std::optional<std::vector<probes::FormatFit>> fits_on_device(const Tensor& ref, const std::vector<size_t>& targets,
+                                                               double absmax) const {
+    const Backend* device = probing_device(ref, {});
+    if (!device) return std::nullopt;
+    std::vector<kernels::FitBounds> bounds;
+    for (const size_t k : targets) {
+      const Format storage = storage_format(options.targets[k]);
+      bounds.push_back(probes::FormatFit::Bounds(storage, scale_for(k, absmax)));
+      bounds.back().significant = probes::FormatFit::significant_flush_threshold(storage, absmax);
+    }
+    const probes::Divergence::Params unused(Format::FP32, {});
+    std::optional<probes::DeviceFigures> figures = probes::probe_on_device(*device, ref, false, bounds, {}, unused, 0);
+    if (!figures) return std::nullopt;
+    std::vector<probes::FormatFit> fits;
+    for (size_t f = 0; f < bounds.size(); ++f) fits.push_back(probes::fold_fit(figures->chunks, f, bounds.size()));
+    return fits;
+  }
+
+  // The divergence of each run from `ref` in one sample, the reference stored in a format first when
+  // `stored` is given; with `reference_chunks` (and `stored`), also the reference's own chunk figures.
+  // Where the values are: on their device when it computes probes, else on the host (copies counted).
+  std::vector<probes::Divergence> divergences(const Tensor& ref, const probes::Divergence::StoredReference* stored,
+                                              const std::vector<const Tensor*>& runs,
+                                              const probes::Divergence::Params& params, int64_t sample,
+                                              const std::vector<probes::ExpHistogram*>& hists,
+                                              std::vector<ReferenceChunk>* reference_chunks) const {
+    if (const Backend* device = probing_device(ref, runs)) {
+      Tensor stored_values;
+      std::vector<const Tensor*> measured;
+      std::vector<probes::ExpHistogram*> measured_hists;
+      if (stored) {
+        stored_values = device->convert(ref, stored->format, stored->scale);
+        measured.push_back(&stored_values);
+        measured_hists.push_back(nullptr);
+      }
+      measured.insert(measured.end(), runs.begin(), runs.end());
+      for (size_t j = 0; j < runs.size(); ++j) measured_hists.push_back(j < hists.size() ? hists[j] : nullptr);
+      const std::vector<kernels::FitBounds> fits(reference_chunks ? fit_bounds.begin() : fit_bounds.end(),
+                                                 fit_bounds.end());
+      if (std::optional<probes::DeviceFigures> figures = probes::probe_on_device(
+              *device, ref, reference_chunks != nullptr, fits, measured, params, sample, measured_hists)) {
+        if (reference_chunks) {
+          const ProbeChunks& chunks = figures->chunks;
+          reference_chunks->assign(chunks.range.size(), ReferenceChunk{});
+          for (size_t c = 0; c < chunks.range.size(); ++c) {
+            ReferenceChunk& r = (*reference_chunks)[c];
+            r.range = chunks.range[c];
+            r.hist = chunks.hist[c];
+            r.fits.assign(chunks.fits.begin() + static_cast<std::ptrdiff_t>(c * fits.size()),
+                          chunks.fits.begin() + static_cast<std::ptrdiff_t>((c + 1) * fits.size()));
+          }
+        }
+        return std::move(figures->runs);
+      }
+    }
+    std::deque<Tensor> copies;
+    const auto on_host = [&](const Tensor* t) {
+      return t->device().is_host() ? t : &copies.emplace_back(session.to_host(*t));
+    };
+    const Tensor& host_ref = *on_host(&ref);
+    std::vector<const Tensor*> host_runs;
+    for (const Tensor* run : runs) host_runs.push_back(on_host(run));
+    if (!stored) return probes::Divergence::of_each(host_ref, host_runs, params, sample, hists);
+    probes::Divergence::ChunkVisitor take_reference;
+    if (reference_chunks) {
+      reference_chunks->resize(static_cast<size_t>((ref.numel() + probes::kChunk - 1) / probes::kChunk));
+      take_reference = [&](int64_t chunk, int64_t begin, int64_t end) {
+        (*reference_chunks)[static_cast<size_t>(chunk)] = reference_chunk(host_ref, begin, end);
+      };
+    }
+    return probes::Divergence::of_stored_and_each(host_ref, *stored, host_runs, params, sample, hists, take_reference);
   }
 
   // Each output's reference absmax in this run, which FP8 per-tensor scales need before the target runs
@@ -408,7 +517,7 @@ struct Auditor::Impl {
     if (!any_scaled) return absmax;
     ScopedSeconds probing(time.probes);
     for (size_t o = 0; o < ref_out.size(); ++o)
-      if (ref_out[o]) absmax[o] = host_backend().absmax(*ref_out[o]);
+      if (ref_out[o]) absmax[o] = backend_of(ref_out[o]->device()).absmax(*ref_out[o]);
     return absmax;
   }
 
@@ -434,8 +543,9 @@ struct Auditor::Impl {
     std::vector<const Tensor*> inputs;
     for (const auto& name : node.inputs) inputs.push_back(name.empty() ? nullptr : value(name));
     ScopedSeconds executing(time.execute), isolating(time.isolated);
-    return node_session.rerun(index, inputs, target_configs[k], true, node.implicit_inputs.empty() ? nullptr : &value,
-                              [&](size_t o) { return scale_for(k, absmax[o]); });
+    return node_session.rerun(
+        index, inputs, target_configs[k], true, node.implicit_inputs.empty() ? nullptr : &value,
+        [&](size_t o) { return scale_for(k, absmax[o]); }, node_session.requested_backend().computes_probes());
   }
 
   // Merges one sample's reference figures of output o into its statistics (and into `kept` and `cues`,
@@ -493,17 +603,11 @@ struct Auditor::Impl {
         const size_t prop_at = comparable(prop, o) ? runs.size() + 1 : 0;
         if (prop_at) runs.push_back(prop), hists.push_back(&measured_hist);
         std::vector<ReferenceChunk> reference_chunks;
-        probes::Divergence::ChunkVisitor take_reference;
-        if (with_reference) {
-          reference_chunks.resize(static_cast<size_t>((ref_out[o]->numel() + probes::kChunk - 1) / probes::kChunk));
-          take_reference = [&](int64_t chunk, int64_t begin, int64_t end) {
-            reference_chunks[static_cast<size_t>(chunk)] = reference_chunk(*ref_out[o], begin, end);
-          };
-        }
         const double scale = scale_for(k, absmax[o]);
-        d = probes::Divergence::of_stored_and_each(
-            *ref_out[o], {target_configs[k].storage, scale}, runs,
-            scale == 1 ? divergence_params[k] : divergence_params[k].scaled_by(scale), sample, hists, take_reference);
+        const probes::Divergence::StoredReference stored{target_configs[k].storage, scale};
+        d = divergences(*ref_out[o], &stored, runs,
+                        scale == 1 ? divergence_params[k] : divergence_params[k].scaled_by(scale), sample, hists,
+                        with_reference ? &reference_chunks : nullptr);
         if (with_reference)
           merge_reference(stats.tensors[o], fold_reference(*ref_out[o], reference_chunks), kept, cues, o);
         stored_d = &d[0];
@@ -542,8 +646,10 @@ struct Auditor::Impl {
       const Tensor& iso = iso_out[o];
       if (!iso.defined() || iso.numel() != ref_out[o]->numel() || !is_float(iso.dtype())) continue;
       const double scale = scale_for(k, absmax[o]);
-      const probes::Divergence d = probes::Divergence::of(
-          *ref_out[o], iso, scale == 1 ? divergence_params[k] : divergence_params[k].scaled_by(scale), sample);
+      const probes::Divergence d =
+          divergences(*ref_out[o], nullptr, {&iso},
+                      scale == 1 ? divergence_params[k] : divergence_params[k].scaled_by(scale), sample, {}, nullptr)
+              .front();
       cues.isolated_nonfinite[o][k] = d.nonfinite();
       stats.tensors[o].targets[target_name(k)].isolated.merge(d);
     }
@@ -760,8 +866,9 @@ struct Auditor::Impl {
                    const Tensor& reference, bool narrowed, int64_t producer) {
     ScopedSeconds tracing(time.consequences);
     const bool widen = options.reference == Format::FP64 && deviated.dtype() == DType::Float32;
-    tracer->start(value, root, widen ? host_backend().convert(deviated, Format::FP64, 1) : deviated, reference,
-                  narrowed, producer);
+    const Tensor host_deviated = session.to_host(deviated);
+    tracer->start(value, root, widen ? host_backend().convert(host_deviated, Format::FP64, 1) : host_deviated,
+                  session.to_host(reference), narrowed, producer);
   }
 
   // Starts tracing node i's outputs whose figures in target k call for it: each as the target run makes
@@ -813,6 +920,7 @@ struct Auditor::Impl {
     }
 
     bool wants_device_time() const override { return audit_.options.timing; }
+    bool reads_device_tensors() const override { return true; }
 
     void node_done(size_t i, const std::vector<StreamStep>& streams) override {
       Impl& a = audit_;
@@ -851,9 +959,13 @@ struct Auditor::Impl {
       const std::vector<double>& absmax = a.running_absmax;
       const bool has_float = touches_floats(ref_in, ref_view) && !meets_values(node, ref_in, ref_view);
       const ScopeLookup& reference = *streams[0].scope;
-      {
+      if (a.tracer->follows_into(i)) {
         ScopedSeconds tracing(a.time.consequences);
-        a.tracer->step(i, reference, ref_view);
+        std::vector<Tensor> host_out;
+        for (const Tensor* out : ref_view) host_out.push_back(out ? a.session.to_host(*out) : Tensor());
+        std::vector<const Tensor*> host_view;
+        for (size_t o = 0; o < ref_view.size(); ++o) host_view.push_back(ref_view[o] ? &host_out[o] : nullptr);
+        a.tracer->step(i, reference, host_view);
       }
       TraceCues cues(node.outputs.size(), targets);
       for (size_t k = 0; k < targets; ++k) {

@@ -121,6 +121,16 @@ void ConsequenceTracer::step(size_t index, const ValueLookup& reference, const s
   }
 }
 
+bool ConsequenceTracer::follows_into(size_t index) const {
+  const Node& node = session_.graph().nodes[index];
+  for (const Trace& trace : traces_)
+    if (trace.live)
+      for (const auto* names : {&node.inputs, &node.implicit_inputs})
+        for (const std::string& name : *names)
+          if (!name.empty() && trace.deviated.count(name)) return true;
+  return false;
+}
+
 void ConsequenceTracer::release(const std::vector<std::string>& names) {
   for (Trace& trace : traces_) {
     if (!trace.live) continue;

@@ -62,6 +62,8 @@ class ConsequenceTracer {
   // Runs node `index` for every trace that reads a deviated value. `reference` finds the reference
   // stream's values; `ref_out` are the node's reference outputs (in the reference's dtype).
   void step(size_t index, const ValueLookup& reference, const std::vector<const Tensor*>& ref_out);
+  // Whether step(index) has anything to do: a live trace deviates a value node `index` reads.
+  bool follows_into(size_t index) const;
   // Values freed after their last reader: traces left with no deviated value end absorbed.
   void release(const std::vector<std::string>& names);
   // Ends every live trace (end of the sample) and hands over all traces finished since the last call.

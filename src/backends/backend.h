@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/probe_chunks.h"
 #include "ops/op.h"
 #include "tensor/device.h"
 
@@ -21,6 +22,29 @@ namespace mpa {
 struct Support {
   bool ok = true;
   std::string reason;
+};
+
+// What the audit's probes ask of a device where its values are (../shared/docs/backends.md §4): per chunk of
+// `chunk` consecutive elements of `reference`, its range and exponent histogram, its fit to formats, and
+// the divergence of each run (a tensor of the same size) from it, with the run's histogram where asked.
+// Only these statistics come back to the host, which folds them in chunk order as probes/ does.
+struct ProbeRequest {
+  const Tensor* reference = nullptr;  // floating, on the backend's device
+  bool reference_figures = false;     // its range and exponent histogram
+  std::vector<kernels::FitBounds> fits;
+  std::vector<const Tensor*> runs;   // floating, on the backend's device
+  std::vector<bool> run_histograms;  // per run
+  kernels::DivergenceParams params{};
+  int64_t chunk = 0;
+};
+// The statistics by chunk, in element order: range[c], hist[c], fits[c * fits + f], runs[c * runs + j] and
+// run_hists[c * runs + j] (zeros where not asked).
+struct ProbeChunks {
+  std::vector<kernels::RangeChunk> range;
+  std::vector<kernels::HistogramChunk> hist;
+  std::vector<kernels::FitChunk> fits;
+  std::vector<kernels::DivergenceChunk> runs;
+  std::vector<kernels::HistogramChunk> run_hists;
 };
 
 class Backend {
@@ -55,6 +79,10 @@ class Backend {
   virtual Tensor convert(const Tensor& tensor, Format storage, double scale) const = 0;
   // The largest finite |x| of a floating tensor (0 for other element types): FP8 per-tensor scales.
   virtual double absmax(const Tensor& tensor) const = 0;
+  // The probes' statistics of tensors on this device (ProbeRequest), computed there; none where it does not
+  // compute them (the executor then shows the observer host copies of its values) or cannot for this request.
+  virtual bool computes_probes() const { return false; }
+  virtual std::optional<ProbeChunks> probe(const ProbeRequest& /*request*/) const { return std::nullopt; }
   // Threads its kernels may use in the runs that follow.
   virtual void use_threads(int /*threads*/) const {}
   // Every choice it makes under `config` that changes numbers (library compute types, math modes, algorithm

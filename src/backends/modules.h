@@ -15,7 +15,7 @@
 
 namespace mpa {
 
-inline constexpr int kBackendApiVersion = 1;
+inline constexpr int kBackendApiVersion = 2;
 
 // What a module and mpaudit must agree on besides the API version: mpaudit's version and the (host)
 // compiler, compiled into each side (inline), so a module built by another build says so.

@@ -329,7 +329,7 @@ void Session::run_on(const Backend& backend, size_t index, const std::vector<con
 
 std::vector<Tensor> Session::rerun(size_t index, const std::vector<const Tensor*>& inputs, const ExecConfig& config,
                                    bool computes_in_format, const ScopeLookup* scope,
-                                   const std::function<double(size_t)>& output_scale) const {
+                                   const std::function<double(size_t)>& output_scale, bool where_run) const {
   const Backend& backend = backend_for(index, config);
   std::vector<Tensor> moved(inputs.size());
   std::vector<const Tensor*> on_backend(inputs);
@@ -344,7 +344,7 @@ std::vector<Tensor> Session::rerun(size_t index, const std::vector<const Tensor*
     if (!outputs[o].defined()) continue;
     if (config.storage != Format::FP32 || computes_in_format)
       backend.store_in_format(outputs[o], config.storage, output_scale ? output_scale(o) : 1);
-    outputs[o] = move_to(outputs[o], *host_);
+    if (!where_run) outputs[o] = move_to(outputs[o], *host_);
   }
   return outputs;
 }
@@ -470,7 +470,8 @@ std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::v
 
   std::vector<StreamStep> steps(streams.size());
   std::vector<Tensor> results;  // a node's outputs, reused node after node
-  // Host copies of what a node on a device read and wrote, for the observer, which reads only host tensors.
+  // Host copies of what a node on a device read and wrote, for an observer that reads only host tensors or a
+  // device that does not compute probes.
   std::vector<std::vector<Tensor>> host_copies_in(placed.empty() || !observer ? 0 : streams.size());
   std::vector<std::vector<Tensor>> host_copies_out(host_copies_in.size());
   // What each stream's scope reads with at the running node; the lookups capture a pointer to it, small
@@ -480,6 +481,7 @@ std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::v
     size_t stream;
     Format storage;
     bool narrow;
+    const Backend* runs_on;  // where the isolated run of the running node reads the first stream's values
   };
   std::vector<ScopeAt> scope_at(streams.size());
   std::vector<ScopeLookup> scopes;
@@ -495,9 +497,9 @@ std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::v
     const ScopeAt& at = scope_at[s];
     auto slot = slot_of_.find(name);
     if (slot != slot_of_.end() && tables[0].values[size_t(slot->second)].defined())
-      return read_slot(0, slot->second, at.storage, at.narrow, *host_, streams[s].fp8_absmax_scaling);
+      return read_slot(0, slot->second, at.storage, at.narrow, *at.runs_on, streams[s].fp8_absmax_scaling);
     if (graph_->initializers.count(name))
-      return &initializers_in(at.storage, at.narrow, streams[s].fp8_absmax_scaling).at(name);
+      return moved_to(s, &initializers_in(at.storage, at.narrow, streams[s].fp8_absmax_scaling).at(name), *at.runs_on);
     const Tensor* enclosing = outer ? (*outer)(name) : nullptr;
     if (!enclosing) return nullptr;
     auto c = outer_as_read.find({name, at.storage});
@@ -546,7 +548,8 @@ std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::v
               node_values[s].scope.emplace(name, std::move(value));
           }
         step.convert_seconds = since(reading);
-        scope_at[s] = {s, config.storage, narrow};
+        const bool device_views = observer && observer->reads_device_tensors() && runs_on.computes_probes();
+        scope_at[s] = {s, config.storage, narrow, device_views ? &runs_on : host_};
         const auto running = now();
         run_on(runs_on, i, step.inputs, results, config, node.implicit_inputs.empty() ? nullptr : &scopes[s],
                observer ? observer->subgraphs(i, s) : nullptr, &node_values[s]);
@@ -573,7 +576,7 @@ std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::v
               step.outputs[k] = &tables[s].values[size_t(slot)];
           }
         node_values[s].clear();
-        if (!host_copies_in.empty() && !runs_on.device().is_host()) {
+        if (!host_copies_in.empty() && !runs_on.device().is_host() && !device_views) {
           const auto on_host = [&](std::vector<const Tensor*>& views, std::vector<Tensor>& copies) {
             copies.resize(views.size());
             for (size_t k = 0; k < views.size(); ++k)

@@ -80,14 +80,15 @@ struct StreamPlan {
   std::vector<bool> computes_in_format;
 };
 
-// One stream's view of a node that ran in a lockstep run; every tensor is on the host.
+// One stream's view of a node that ran in a lockstep run. Its tensors are on the host, except where the
+// observer reads device tensors and the node ran on a device that computes probes (Backend::probe).
 struct StreamStep {
   std::vector<const Tensor*> inputs;   // as the node read them, in its format (nullptr: omitted)
   std::vector<const Tensor*> outputs;  // stored in the node's format (nullptr: not named)
   const ExecConfig* config = nullptr;
   const Backend* backend = nullptr;    // where it ran
   // In streams after the first: the first stream's values as this node reads them, in its format (the
-  // audit's isolated run of the node); nullptr in the first stream.
+  // audit's isolated run of the node), where this node runs; nullptr in the first stream.
   const ScopeLookup* reference_as_read = nullptr;
   const ScopeLookup* scope = nullptr;  // every name the node can see, as it reads them
   double run_seconds = 0;              // the kernel (with its subgraphs), by the executor's wall clock
@@ -107,6 +108,9 @@ class ExecObserver {
   virtual void node_done(size_t index, const std::vector<StreamStep>& streams) = 0;
   // Whether it reads StreamStep::device_seconds: asking a device for a node's time waits for the node.
   virtual bool wants_device_time() const { return false; }
+  // Whether it takes a node's values where they are on a device that computes probes (it probes them there
+  // and copies to the host only what it must), instead of host copies of every value.
+  virtual bool reads_device_tensors() const { return false; }
 };
 
 // Whether a node's run read or made a sequence or optional value (tensor/value.h): the executor shows such a
@@ -148,12 +152,15 @@ class Session : public SubgraphExecutor {
   void check_feeds(const TensorMap& feeds, const ValueMap* value_feeds = nullptr) const;
   // Runs node `index` once more, outside any run (the audit's isolated runs, its consequence tracing): on
   // `inputs` (nullptr for omitted optional ones), under `config`, placed as a run under that config places
-  // it; returns one host tensor per node output (undefined where the node names none), stored in the
-  // config's format where it is not FP32 or the node `computes_in_format` (with `output_scale(o)`, FP8).
+  // it; returns one tensor per node output (undefined where the node names none), on the host unless
+  // `where_run` keeps them on the device that ran the node, stored in the config's format where it is not
+  // FP32 or the node `computes_in_format` (with `output_scale(o)`, FP8).
   // `scope` serves the node's subgraphs (If/Loop/Scan), which read values by name. Errors name the node.
   std::vector<Tensor> rerun(size_t index, const std::vector<const Tensor*>& inputs, const ExecConfig& config,
                             bool computes_in_format, const ScopeLookup* scope = nullptr,
-                            const std::function<double(size_t)>& output_scale = {}) const;
+                            const std::function<double(size_t)>& output_scale = {}, bool where_run = false) const;
+  // A host copy of a tensor on a device (the tensor itself on the host), counted as the executor's transfers.
+  Tensor to_host(const Tensor& tensor) const { return move_to(tensor, *host_); }
   // Where node `index` runs under `config`, and why not on the backend asked for.
   Placement placement(size_t index, const ExecConfig& config) const;
   const Backend& requested_backend() const { return *requested_; }

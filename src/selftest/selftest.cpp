@@ -12,6 +12,7 @@
 #include <set>
 
 #include "ops/op.h"
+#include "probes/device_probes.h"
 #include "runtime/precision.h"
 #include "runtime/session.h"
 #include "tensor/formats.h"
@@ -109,6 +110,15 @@ std::vector<Case> cases() {
   all.push_back({"Conv", {x({1, 6, 9, 9}), weight({6, 1, 3, 3})}, {{"group", Attribute::of_int(6)}}, true});
   all.push_back({"Conv", {x({2, 4, 17}), weight({5, 4, 3})}, {{"dilations", Attribute::of_ints({2})}}, true});
   all.push_back({"Conv", {x({1, 16, 8, 8}), weight({32, 16, 1, 1}), weight({32})}, {}, true});
+  // Asymmetric padding, made explicit on the device: uneven pads, and auto_pad SAME_UPPER with stride 2.
+  all.push_back({"Conv",
+                 {x({1, 3, 7, 8}), weight({4, 3, 3, 3}), weight({4})},
+                 {{"pads", Attribute::of_ints({0, 1, 2, 0})}},
+                 true});
+  all.push_back({"Conv",
+                 {x({2, 3, 9}), weight({4, 3, 4})},
+                 {{"auto_pad", Attribute::of_string("SAME_UPPER")}, {"strides", Attribute::of_ints({2})}},
+                 true});
   all.push_back({"MaxPool",
                  {x({2, 3, 11, 11})},
                  {{"kernel_shape", Attribute::of_ints({3, 3})},
@@ -360,6 +370,139 @@ struct Setting {
   std::string name;
 };
 
+// [SECTION] Probes where the values are
+
+// Values for the probes' cases: normal values of three magnitudes with zeros, NaN, +-Inf, values beyond
+// fp16's range and below its smallest subnormal, and float subnormals, scattered by position.
+Tensor probe_values(int64_t n, std::mt19937& rng) {
+  std::normal_distribution<float> normal(0.f, 1.f);
+  Tensor t(DType::Float32, {n});
+  float* v = t.data<float>();
+  for (int64_t i = 0; i < n; ++i) {
+    const float scales[] = {1e-3f, 1.f, 300.f};
+    v[i] = normal(rng) * scales[i % 3];
+    if (i % 101 == 7) v[i] = std::numeric_limits<float>::quiet_NaN();
+    if (i % 211 == 11) v[i] = (i % 2 ? 1 : -1) * std::numeric_limits<float>::infinity();
+    if (i % 53 == 5) v[i] = 0;
+    if (i % 67 == 3) v[i] = 1e5f * normal(rng);
+    if (i % 71 == 2) v[i] = 1e-8f * normal(rng);
+    if (i % 97 == 1) v[i] = 1e-40f;
+  }
+  return t;
+}
+
+// Whether the device's figures are the host's: counts, extremes and histograms equal, sums within 1e-12
+// of their scale (the summation order differs); `worst` takes the largest relative sum difference.
+struct ProbeComparison {
+  bool equal = true;
+  double worst = 0;
+  std::string first_difference;
+  void count(const char* what, double host, double device) {
+    if (host == device || (std::isnan(host) && std::isnan(device))) return;
+    if (equal) first_difference = std::string(what) + " " + std::to_string(host) + " vs " + std::to_string(device);
+    equal = false;
+  }
+  void sum(const char* what, const ExactSum& host, const ExactSum& device, double scale) {
+    const double diff = std::fabs(host.value() - device.value()), rel = scale > 0 ? diff / scale : diff;
+    worst = std::max(worst, rel);
+    if (rel > 1e-12 && equal) first_difference = std::string(what) + " off by " + std::to_string(rel);
+    equal = equal && rel <= 1e-12;
+  }
+  void divergence(const probes::Divergence& h, const probes::Divergence& d) {
+    count("compared", double(h.compared), double(d.compared));
+    count("ref_finite", double(h.ref_finite), double(d.ref_finite));
+    count("nan", double(h.nan), double(d.nan));
+    count("inf", double(h.inf), double(d.inf));
+    count("mismatches", double(h.mismatches), double(d.mismatches));
+    count("max_abs", h.max_abs, d.max_abs);
+    count("max_rel", h.max_rel, d.max_rel);
+    count("max_ulp", h.max_ulp, d.max_ulp);
+    sum("sum_abs", h.sum_abs, d.sum_abs, h.sum_abs.value());
+    sum("sum_sq_err", h.sum_sq_err, d.sum_sq_err, h.sum_sq_err.value());
+    sum("sum_ref_sq", h.sum_ref_sq, d.sum_ref_sq, h.sum_ref_sq.value());
+    sum("sum_tgt_sq", h.sum_tgt_sq, d.sum_tgt_sq, h.sum_tgt_sq.value());
+    sum("sum_ref_tgt", h.sum_ref_tgt, d.sum_ref_tgt, std::sqrt(h.sum_ref_sq.value() * h.sum_tgt_sq.value()));
+    sum("sum_ulp", h.sum_ulp, d.sum_ulp, h.sum_ulp.value());
+  }
+  void histogram(const probes::ExpHistogram& h, const probes::ExpHistogram& d) {
+    for (int b = 0; b < probes::ExpHistogram::kBins; ++b)
+      count("histogram bin", double(h.counts[size_t(b)]), double(d.counts[size_t(b)]));
+  }
+};
+
+// One probes case: a tensor of n values against a perturbed copy of it and itself stored in `format`, on
+// the device and on the host.
+Outcome probe_case(const Backend& device, int64_t n, Format format, std::mt19937& rng) {
+  Outcome outcome{"probes", "[" + std::to_string(n) + "]", std::string(format_name(format)), Outcome::Result::Ok, ""};
+  if (!device.computes_probes()) {
+    outcome.result = Outcome::Result::NotSupported;
+    outcome.metric = std::string(device.name()) + " computes no probes: the host does, on copies";
+    return outcome;
+  }
+  const Tensor ref = probe_values(n, rng);
+  Tensor run = ref.clone();
+  std::uniform_real_distribution<float> wobble(-1e-3f, 1e-3f);
+  for (int64_t i = 0; i < n; ++i) run.data<float>()[i] *= 1 + wobble(rng);
+  const probes::Divergence::Params params(format, {});
+  // The host: the reference's figures over the whole tensor, the divergences as the audit measures them.
+  probes::RangeProbe range;
+  probes::ExpHistogram hist;
+  probes::RangeProbe::Chunk range_chunk;
+  probes::ExpHistogram::Chunk hist_chunk;
+  probes::for_each_value(ref, 0, n, [&](double x, int64_t) {
+    range_chunk.add(x);
+    hist_chunk.add(x);
+  });
+  range.absorb(range_chunk);
+  hist.absorb(hist_chunk);
+  const probes::FormatFit fit = probes::FormatFit::of(ref, format);
+  probes::ExpHistogram run_hist;
+  const std::vector<probes::Divergence> host =
+      probes::Divergence::of_stored_and_each(ref, {format, 1}, {&run}, params, 0, {&run_hist});
+  // The device: the same from one request, the stored reference made there.
+  const Tensor ref_there = device.upload(ref), run_there = device.upload(run);
+  const Tensor stored_there = device.convert(ref_there, format, 1);
+  kernels::FitBounds bounds = probes::FormatFit::Bounds(format);
+  bounds.significant = probes::FormatFit::significant_flush_threshold(format, range.absmax());
+  probes::ExpHistogram device_run_hist;
+  const std::optional<probes::DeviceFigures> there = probes::probe_on_device(
+      device, ref_there, true, {bounds}, {&stored_there, &run_there}, params, 0, {nullptr, &device_run_hist});
+  if (!there) {
+    outcome.result = Outcome::Result::Fail;
+    outcome.metric = "the device refused the request";
+    return outcome;
+  }
+  ProbeComparison cmp;
+  const probes::RangeProbe device_range = probes::fold_range(there->chunks);
+  for (const auto& [what, h, d] : {std::tuple{"count", range.count, device_range.count},
+                                   {"finite", range.finite, device_range.finite},
+                                   {"zeros", range.zeros, device_range.zeros},
+                                   {"nan", range.nan, device_range.nan},
+                                   {"+inf", range.pos_inf, device_range.pos_inf},
+                                   {"-inf", range.neg_inf, device_range.neg_inf}})
+    cmp.count(what, double(h), double(d));
+  cmp.count("min", range.min, device_range.min);
+  cmp.count("max", range.max, device_range.max);
+  cmp.sum("sum", range.sum, device_range.sum, std::sqrt(double(range.finite) * range.sum_sq.value()));
+  cmp.sum("sum_sq", range.sum_sq, device_range.sum_sq, range.sum_sq.value());
+  cmp.histogram(hist, probes::fold_histogram(there->chunks));
+  const probes::FormatFit device_fit = probes::fold_fit(there->chunks, 0, 1);
+  cmp.count("overflow", double(fit.overflow), double(device_fit.overflow));
+  cmp.count("flush_to_zero", double(fit.flush_to_zero), double(device_fit.flush_to_zero));
+  cmp.count("significant_flush", double(fit.significant_flush), double(device_fit.significant_flush));
+  cmp.count("subnormal", double(fit.subnormal), double(device_fit.subnormal));
+  cmp.count("nonzero", double(fit.nonzero), double(device_fit.nonzero));
+  for (size_t j = 0; j < host.size(); ++j) cmp.divergence(host[j], there->runs[j]);
+  cmp.histogram(run_hist, device_run_hist);
+  char worst[32];
+  std::snprintf(worst, sizeof worst, "%.1e", cmp.worst);
+  outcome.result = cmp.equal ? Outcome::Result::Ok : Outcome::Result::Fail;
+  outcome.metric = cmp.equal
+                       ? "counts, extremes, histograms equal; sums within " + std::string(worst) + " (limit 1e-12)"
+                       : cmp.first_difference;
+  return outcome;
+}
+
 }  // namespace
 
 Summary run(const Backend& device, const std::string& op_filter, std::ostream& out) {
@@ -372,6 +515,17 @@ Summary run(const Backend& device, const std::string& op_filter, std::ostream& o
   char line[512];
   std::snprintf(line, sizeof line, "%-20s %-22s %-11s %-6s %s\n", "op", "inputs", "format", "result", "measure");
   out << line;
+  const auto record = [&](const Outcome& outcome) {
+    const char* result = outcome.result == Outcome::Result::Ok     ? "ok"
+                         : outcome.result == Outcome::Result::Fail ? "FAIL"
+                                                                   : "n/s";
+    summary.passed += outcome.result == Outcome::Result::Ok;
+    summary.failed += outcome.result == Outcome::Result::Fail;
+    summary.not_supported += outcome.result == Outcome::Result::NotSupported;
+    std::snprintf(line, sizeof line, "%-20s %-22s %-11s %-6s %s\n", outcome.op.c_str(), outcome.shape.c_str(),
+                  outcome.format.c_str(), result, outcome.metric.c_str());
+    out << line;
+  };
   uint32_t seed = 1;
   for (const Case& c : cases()) {
     if (!std::regex_match(c.op, filter)) continue;
@@ -411,17 +565,21 @@ Summary run(const Backend& device, const std::string& op_filter, std::ostream& o
         outcome.result = Outcome::Result::Fail;
         outcome.metric = e.what();
       }
-      const char* result = outcome.result == Outcome::Result::Ok     ? "ok"
-                           : outcome.result == Outcome::Result::Fail ? "FAIL"
-                                                                     : "n/s";
-      summary.passed += outcome.result == Outcome::Result::Ok;
-      summary.failed += outcome.result == Outcome::Result::Fail;
-      summary.not_supported += outcome.result == Outcome::Result::NotSupported;
-      std::snprintf(line, sizeof line, "%-20s %-22s %-11s %-6s %s\n", outcome.op.c_str(), outcome.shape.c_str(),
-                    outcome.format.c_str(), result, outcome.metric.c_str());
-      out << line;
+      record(outcome);
     }
   }
+  // The probes' cases, sizes around a chunk (16384) and a device block (256) included.
+  if (std::regex_match("probes", filter))
+    for (const int64_t n : {int64_t{0}, int64_t{1}, int64_t{255}, int64_t{16384}, int64_t{16385}, int64_t{100003}})
+      for (const Format format : {Format::FP16, Format::BF16, Format::FP8E4M3FN}) {
+        std::mt19937 rng(seed++);
+        try {
+          record(probe_case(device, n, format, rng));
+        } catch (const Error& e) {
+          record({"probes", "[" + std::to_string(n) + "]", std::string(format_name(format)), Outcome::Result::Fail,
+                  e.what()});
+        }
+      }
   return summary;
 }
 

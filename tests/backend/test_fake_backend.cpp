@@ -5,12 +5,14 @@
 // each node, apart from the placement fields.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <set>
 #include <sstream>
 
 #include "audit/auditor.h"
 #include "model/loader.h"
+#include "probes/exact_sum.h"
 #include "runtime/session.h"
 #include "selftest/selftest.h"
 #include "support/control_flow_models.h"
@@ -228,6 +230,69 @@ TEST_F(Fake, AuditsAreIdenticalWhicheverBackendRanEachNode) {
   }
 }
 
+namespace {
+
+// Two reports' figures alike: integers, strings and structure exactly, floating figures and exact sums
+// (written as text) to 1e-9 relative: sums taken in another order differ in their last bits only.
+void expect_close(const nlohmann::json& a, const nlohmann::json& b, const std::string& path) {
+  const auto near = [&](double x, double y) { EXPECT_NEAR(x, y, 1e-9 * std::max(1.0, std::fabs(y))) << path; };
+  if (a.is_number_float() && b.is_number()) return near(a.get<double>(), b.get<double>());
+  if (a.is_string() && b.is_string() && a != b && path.find("/state/sum_") != std::string::npos)
+    return near(ExactSum::parse(a.get<std::string>()).value(), ExactSum::parse(b.get<std::string>()).value());
+  if (a.type() != b.type() || !(a.is_object() || a.is_array())) {
+    EXPECT_EQ(a, b) << path;
+    return;
+  }
+  ASSERT_EQ(a.size(), b.size()) << path;
+  if (a.is_array()) {
+    for (size_t i = 0; i < a.size(); ++i) expect_close(a[i], b[i], path + "/" + std::to_string(i));
+    return;
+  }
+  for (const auto& [key, value] : a.items()) {
+    ASSERT_TRUE(b.contains(key)) << path << "/" << key;
+    expect_close(value, b[key], path + "/" + key);
+  }
+}
+
+class ProbesOnTheFake {
+ public:
+  ProbesOnTheFake() { FakeBackend::instance().probe_here(true); }
+  ~ProbesOnTheFake() { FakeBackend::instance().probe_here(false); }
+  ProbesOnTheFake(const ProbesOnTheFake&) = delete;
+  ProbesOnTheFake& operator=(const ProbesOnTheFake&) = delete;
+};
+
+}  // namespace
+
+// A device that computes the probes where its values are (as the CUDA backend does): the audit reads its
+// tensors there, only the chunks' statistics come back, and the figures are the host's, counts, extremes
+// and histograms exactly, sums to their last bits; nodes' values are no longer all downloaded.
+TEST_F(Fake, ProbesOnTheDeviceGiveTheHostsFiguresWithoutDownloadingEveryValue) {
+  std::set<std::string> every_op;
+  for (const OpRegistry::Entry& e : OpRegistry::instance().entries()) every_op.insert(e.op_type);
+  FakeOps everything(every_op);
+  const std::vector<std::pair<std::string, Model>> models = {
+      {"chain", chain_model()}, {"if", test::if_model()}, {"loop", test::loop_model()}};
+  for (const auto& [name, model] : models) {
+    std::vector<TensorMap> samples;
+    for (int s = 0; s < 2; ++s) {
+      const ValueInfo& in = model.graph->inputs.front();
+      samples.push_back({{in.name, ramp(in.dims, 0.5f + 1e3f * static_cast<float>(s), -0.75f)}});
+    }
+    const nlohmann::json cpu = figures_of(model, samples, "cpu");
+    nlohmann::json host_probed, device_probed;
+    figures_of(model, samples, "fake", &host_probed);
+    nlohmann::json figures;
+    {
+      ProbesOnTheFake probes;
+      figures = figures_of(model, samples, "fake", &device_probed);
+    }
+    expect_close(figures, cpu, name);
+    EXPECT_LT(device_probed["summary"]["downloads"].get<int64_t>(), host_probed["summary"]["downloads"].get<int64_t>())
+        << name;
+  }
+}
+
 // With --timing, nodes the device ran carry its own clock's time beside the wall clock's; the CPU has none.
 TEST_F(Fake, TimedAuditsReportTheDevicesOwnTimeForTheNodesItRan) {
   const Model model = chain_model();
@@ -300,5 +365,12 @@ TEST(FakeSelftest, HarnessPassesWhereTheDeviceIsTheCpu) {
   EXPECT_GT(summary.passed, 150) << out.str();
   EXPECT_GT(summary.not_supported, 0) << out.str();  // Sin, Tanh, ...: not in the allow-list
   EXPECT_NE(out.str().find("Sin"), std::string::npos);
+  EXPECT_NE(out.str().find("computes no probes"), std::string::npos);
+  // The probes' cases where the device computes them: 6 sizes x 3 formats, figures equal to the host's.
+  ProbesOnTheFake probes_there;
+  std::ostringstream probed;
+  const selftest::Summary with_probes = selftest::run(FakeBackend::instance(), "probes", probed);
+  EXPECT_EQ(with_probes.failed, 0) << probed.str();
+  EXPECT_EQ(with_probes.passed, 18) << probed.str();
   EXPECT_EQ(FakeBackend::instance().counts().overruns, 0);
 }

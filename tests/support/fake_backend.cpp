@@ -1,10 +1,12 @@
 #include "support/fake_backend.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <vector>
 
 #include "backends/cpu/format_rounding.h"
+#include "tensor/dispatch.h"
 
 namespace mpa::testing {
 
@@ -117,6 +119,49 @@ Tensor FakeBackend::convert(const Tensor& tensor, Format storage, double scale) 
 }
 
 double FakeBackend::absmax(const Tensor& tensor) const { return host_backend().absmax(to_host(tensor)); }
+
+namespace {
+
+std::vector<double> values_of(const Tensor& host) {
+  std::vector<double> out(static_cast<size_t>(host.numel()));
+  visit_float(host.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* p = static_cast<const T*>(host.raw());
+    for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<double>(load(p[i]));
+  });
+  return out;
+}
+
+}  // namespace
+
+std::optional<ProbeChunks> FakeBackend::probe(const ProbeRequest& r) const {
+  if (!probes_) return std::nullopt;
+  const std::vector<double> reference = values_of(to_host(*r.reference));
+  std::vector<std::vector<double>> runs;
+  for (const Tensor* run : r.runs) runs.push_back(values_of(to_host(*run)));
+  const int64_t n = static_cast<int64_t>(reference.size());
+  const size_t chunks = static_cast<size_t>((n + r.chunk - 1) / r.chunk), fits = r.fits.size(), count = runs.size();
+  ProbeChunks out;
+  out.range.resize(r.reference_figures ? chunks : 0);
+  out.hist.resize(out.range.size());
+  out.fits.resize(chunks * fits);
+  out.runs.resize(chunks * count);
+  out.run_hists.resize(chunks * count);
+  for (size_t c = 0; c < chunks; ++c)
+    for (int64_t i = static_cast<int64_t>(c) * r.chunk; i < std::min(n, static_cast<int64_t>(c + 1) * r.chunk); ++i) {
+      const double x = reference[size_t(i)];
+      if (r.reference_figures) {
+        out.range[c].add(x);
+        out.hist[c].add(x);
+      }
+      for (size_t f = 0; f < fits; ++f) out.fits[c * fits + f].add(x, r.fits[f]);
+      for (size_t j = 0; j < count; ++j) {
+        out.runs[c * count + j].add(x, runs[j][size_t(i)], r.params);
+        if (j < r.run_histograms.size() && r.run_histograms[j]) out.run_hists[c * count + j].add(runs[j][size_t(i)]);
+      }
+    }
+  return out;
+}
 
 std::optional<double> FakeBackend::last_run_device_seconds() const { return kernel_seconds; }
 

@@ -37,6 +37,12 @@ class FakeBackend : public Backend {
     return {{"kernels", "the CPU's, behind transfers"}};
   }
 
+  // With probe_here(true), it computes the audit's probes where its tensors are, as a GPU does: per chunk,
+  // element by element with the shared per-element code (kernels/probe_chunks.h), on its own memory.
+  bool computes_probes() const override { return probes_; }
+  std::optional<ProbeChunks> probe(const ProbeRequest& request) const override;
+  void probe_here(bool on) { probes_ = on; }
+
   // The ops it runs (by op type); the others fall back to the CPU.
   void allow(std::set<std::string> ops);
   static std::set<std::string> default_ops();
@@ -53,6 +59,7 @@ class FakeBackend : public Backend {
   Tensor to_host(const Tensor& on_device) const;
   Tensor to_device(const Tensor& host) const;
 
+  std::atomic<bool> probes_{false};
   mutable std::mutex mutex_;
   std::set<std::string> ops_;
   mutable std::atomic<int64_t> uploads_{0}, downloads_{0}, runs_{0};

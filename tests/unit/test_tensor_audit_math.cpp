@@ -103,8 +103,10 @@ TEST(TensorStats, FusedPassMatchesTheProbesOverChunksAndPaths) {
     EXPECT_EQ(s.formats[k].fit.significant_flush, reference.significant_flush);
     EXPECT_TRUE(s.formats[k].window.empty);  // the NaN
   }
-  probes::ExpHistogram::Chunk expected;
-  for (int i = 0; i < 40000; ++i) expected.add(x[i]);
+  probes::ExpHistogram::Chunk chunk;
+  for (int i = 0; i < 40000; ++i) chunk.add(x[i]);
+  probes::ExpHistogram expected;
+  expected.absorb(chunk);
   EXPECT_EQ(s.histogram.counts, expected.counts);
 }
 

@@ -258,16 +258,6 @@ std::string declined(const Node& node, const ExecConfig& config) {
   if (op == "MatMul" || op == "Gemm" || op == "Conv") {
     if (std::string why = gemm_unsupported(config); !why.empty()) return why;
   }
-  if (op == "Conv") {
-    const Attribute* auto_pad = node.attribute("auto_pad");
-    if (auto_pad && (auto_pad->s == "SAME_UPPER" || auto_pad->s == "SAME_LOWER"))
-      return "auto_pad " + auto_pad->s + " may pad asymmetrically, which cuDNN does not";
-    if (const Attribute* pads = node.attribute("pads")) {
-      const size_t half = pads->ints.size() / 2;
-      for (size_t d = 0; d < half; ++d)
-        if (pads->ints[d] != pads->ints[d + half]) return "asymmetric pads, which cuDNN does not take";
-    }
-  }
   if (op == "MaxPool" && output_named(node, 1)) return "the Indices output runs on the CPU";
   // The device kernels know no narrow type (tensor/dtype.h): the CPU converts to them.
   if (const Attribute* to = node.attribute("to"); op == "Cast" && to && to->kind == Attribute::Kind::Int &&

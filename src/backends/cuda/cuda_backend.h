@@ -47,6 +47,8 @@ class CudaBackend : public Backend {
   void store_in_format(Tensor& tensor, Format storage, double scale) const override;
   Tensor convert(const Tensor& tensor, Format storage, double scale) const override;
   double absmax(const Tensor& tensor) const override;
+  bool computes_probes() const override { return true; }
+  std::optional<ProbeChunks> probe(const ProbeRequest& request) const override;  // backends/cuda/probes.cu
   std::vector<std::pair<std::string, std::string>> numerics(const ExecConfig& config) const override;
 
   // For kernels: an uninitialised tensor on this device, raw device memory freed with its last user (both

@@ -1,7 +1,8 @@
 // Conv on cuDNN. The geometry (attributes, auto_pad, output sizes, checks) is the CPU's
 // (ops/conv_geometry.h); the data reach cuDNN in the format the node computes in, with the accumulation and
-// math mode of backends/cuda/math_modes.h. The algorithm is cuDNN's heuristic choice (never timed, so the
-// same shapes give the same algorithm on every run), restricted to deterministic algorithms of the
+// math mode of backends/cuda/math_modes.h. cuDNN pads symmetrically: an asymmetric padding (auto_pad SAME_*,
+// uneven pads) is made explicit, X copied into zeros of the padded size. The algorithm is cuDNN's heuristic choice
+// (never timed, so the same shapes give the same algorithm on every run), restricted to deterministic algorithms of the
 // requested math mode; the bias is written into Y first and the convolution blends onto it (beta = 1), so
 // conv + bias is rounded once, as on the CPU.
 #include <cuda_bf16.h>
@@ -13,6 +14,7 @@
 
 #include "backends/cuda/launch.cuh"
 #include "backends/cuda/math_modes.h"
+#include "backends/cuda/ops/movement.cuh"
 #include "ops/conv_geometry.h"
 
 namespace mpa::cuda {
@@ -75,6 +77,22 @@ std::vector<int> packed_strides(const std::vector<int>& dims) {
   return strides;
 }
 
+// X inside zeros: g.pad_begin before and g.pad_end after each spatial dim.
+Tensor zero_padded(const Tensor& x, const WindowGeometry& g) {
+  Shape shape = {x.dim(0), x.dim(1)};
+  for (size_t d = 0; d < g.rank(); ++d) shape.push_back(g.in[d] + g.pad_begin[d] + g.pad_end[d]);
+  Tensor out = running().empty(x.dtype(), shape);
+  if (out.numel() == 0) return out;
+  check(cudaMemsetAsync(bytes_of(out), 0, out.nbytes(), running().stream()), "padding");  // +0.0 in both types
+  const std::vector<int64_t> strides = contiguous_strides(shape);
+  int64_t offset = 0;
+  for (size_t d = 0; d < g.rank(); ++d) offset += g.pad_begin[d] * strides[2 + d];
+  const size_t size = dtype_size(x.dtype());
+  copy_strided_on_device(bytes_of(out) + offset * int64_t(size), strides, bytes_of(x), contiguous_strides(x.shape()),
+                         x.shape(), size);
+  return out;
+}
+
 std::vector<int> as_ints(const std::vector<int64_t>& v) { return std::vector<int>(v.begin(), v.end()); }
 
 template <class Choose>
@@ -93,22 +111,30 @@ class ConvOp : public OpKernel {
 
   void compute(KernelContext& ctx) const override {
     const std::string label = ctx.node().label();
-    const Tensor& x = ctx.input(0);
+    const Tensor& given = ctx.input(0);
     const Tensor& w = ctx.input(1);
     const Tensor* b = ctx.optional_input(2);
-    if (!(x.rank() >= 3 && w.rank() == x.rank()))
-      fail(label + ": X " + shape_str(x.shape()) + " and W " + shape_str(w.shape()) + " do not fit a convolution");
-    if (x.dtype() != DType::Float32 && x.dtype() != DType::Float64)
-      fail(label + ": Conv on " + dtype_name(x.dtype()) +
+    if (!(given.rank() >= 3 && w.rank() == given.rank()))
+      fail(label + ": X " + shape_str(given.shape()) + " and W " + shape_str(w.shape()) + " do not fit a convolution");
+    if (given.dtype() != DType::Float32 && given.dtype() != DType::Float64)
+      fail(label + ": Conv on " + dtype_name(given.dtype()) +
            " has no CUDA kernel (float32 and float64 only); run it with --device cpu");
-    const int64_t N = x.dim(0), C = x.dim(1), M = w.dim(0);
+    const int64_t N = given.dim(0), C = given.dim(1), M = w.dim(0);
     if (!(group_ >= 1 && C % group_ == 0 && M % group_ == 0 && w.dim(1) == C / group_))
-      fail(label + ": W " + shape_str(w.shape()) + " does not fit X " + shape_str(x.shape()) + " in " +
+      fail(label + ": W " + shape_str(w.shape()) + " does not fit X " + shape_str(given.shape()) + " in " +
            std::to_string(group_) + " group(s)");
-    const Shape x_spatial(x.shape().begin() + 2, x.shape().end()), w_spatial(w.shape().begin() + 2, w.shape().end());
+    const Shape x_spatial(given.shape().begin() + 2, given.shape().end()),
+        w_spatial(w.shape().begin() + 2, w.shape().end());
     WindowGeometry g = window_geometry(label, attrs_, x_spatial, w_spatial);
-    if (g.pad_begin != g.pad_end)
-      fail(label + ": asymmetric padding has no cuDNN convolution; run it with --device cpu");
+    Tensor padded;
+    if (g.pad_begin != g.pad_end) {
+      padded = zero_padded(given, g);
+      for (size_t d = 0; d < g.rank(); ++d) {
+        g.in[d] += g.pad_begin[d] + g.pad_end[d];
+        g.pad_begin[d] = g.pad_end[d] = 0;
+      }
+    }
+    const Tensor& x = padded.defined() ? padded : given;
     if (b && b->numel() != M)
       fail(label + ": B has " + std::to_string(b->numel()) + " elements, W has " + std::to_string(M) +
            " output channels");
