@@ -291,6 +291,14 @@ Transfers Session::transfers() const {
   return total;
 }
 
+const Tensor* Session::resident(const Tensor& initializer, const Backend& at) const {
+  if (initializer.device() == at.device()) return &initializer;
+  std::lock_guard<std::mutex> lock(resident_mutex_);
+  auto r = resident_.find({&initializer, at.device()});
+  if (r == resident_.end()) r = resident_.emplace(std::make_pair(&initializer, at.device()), move_to(initializer, at)).first;
+  return &r->second;
+}
+
 Tensor Session::move_to(const Tensor& tensor, const Backend& to) const {
   if (tensor.device() == to.device()) return tensor;
   Tensor host = tensor;
@@ -465,7 +473,7 @@ std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::v
       const Tensor* enclosing = outer ? (*outer)(name) : nullptr;
       return enclosing ? moved_to(s, enclosing, at) : nullptr;
     }
-    return moved_to(s, &initializers_in(storage, narrow_doubles, streams[s].fp8_absmax_scaling).at(name), at);
+    return resident(initializers_in(storage, narrow_doubles, streams[s].fp8_absmax_scaling).at(name), at);
   };
 
   std::vector<StreamStep> steps(streams.size());
@@ -499,7 +507,7 @@ std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::v
     if (slot != slot_of_.end() && tables[0].values[size_t(slot->second)].defined())
       return read_slot(0, slot->second, at.storage, at.narrow, *at.runs_on, streams[s].fp8_absmax_scaling);
     if (graph_->initializers.count(name))
-      return moved_to(s, &initializers_in(at.storage, at.narrow, streams[s].fp8_absmax_scaling).at(name), *at.runs_on);
+      return resident(initializers_in(at.storage, at.narrow, streams[s].fp8_absmax_scaling).at(name), *at.runs_on);
     const Tensor* enclosing = outer ? (*outer)(name) : nullptr;
     if (!enclosing) return nullptr;
     auto c = outer_as_read.find({name, at.storage});
@@ -531,7 +539,7 @@ std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::v
                             : slot >= 0 && tables[s].values[size_t(slot)].defined()
                                 ? read_slot(s, slot, config.storage, narrow, at, streams[s].fp8_absmax_scaling)
                             : slots.initializers[k] && config.storage == Format::FP32 && !narrow
-                                ? moved_to(s, slots.initializers[k], at)
+                                ? resident(*slots.initializers[k], at)
                                 : lookup(s, name, config.storage, narrow, at);
           if (!name.empty() && !t) {
             ValuePtr value = boxed_of(s, slot, name);

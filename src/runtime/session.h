@@ -186,6 +186,9 @@ class Session : public SubgraphExecutor {
   const Backend& reader_of(size_t index, size_t input, const Backend& runs_on) const;
   // `tensor` on `to`'s device: itself, or a copy through the host, counted.
   Tensor move_to(const Tensor& tensor, const Backend& to) const;
+  // An initializer (one of initializers_in's) as a node on `at` reads it: moved there once per session and
+  // device, and kept, as a GPU runtime keeps its weights resident, instead of once per run.
+  const Tensor* resident(const Tensor& initializer, const Backend& at) const;
   void run_on(const Backend& backend, size_t index, const std::vector<const Tensor*>& inputs,
               std::vector<Tensor>& outputs, const ExecConfig& config, const ScopeLookup* scope,
               SubgraphObserver* observer, NodeValues* values) const;
@@ -203,6 +206,8 @@ class Session : public SubgraphExecutor {
   // initializers_in's conversions, by (storage, narrow_doubles, fp8_absmax_scaling).
   mutable std::mutex initializers_mutex_;
   mutable std::map<std::tuple<Format, bool, bool>, std::map<std::string, Tensor>> initializers_in_;
+  mutable std::mutex resident_mutex_;
+  mutable std::map<std::pair<const Tensor*, Device>, Tensor> resident_;  // resident()'s copies
   // For each node, the values whose last reader it is (freed right after it runs).
   std::vector<std::vector<std::string>> release_after_;
   // A run keeps its values in a vector: every name the graph defines (inputs, initializers, node outputs)
