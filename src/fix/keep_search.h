@@ -22,6 +22,7 @@ namespace mpa::fix {
 struct Verdict {
   bool pass = false;
   std::vector<GateValue> gates;
+  double cost = 0;  // what the run executed, in full-run equivalents
 };
 
 // Runs the model with `keep` (node names) in FP32 and everything else in the target format, on every sample.
