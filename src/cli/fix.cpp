@@ -188,7 +188,7 @@ int fix_model(const FixArgs& args) {
   const AuditRun audit =
       job.run(args.job.keep_fp32, [&](int64_t done, int64_t total, const auto&) { bar.show(done, total); });
   const auto [first, last] = job.sample_range();
-  fix::MixedRuns runs(job.model().graph, job.samples(), first, last, job.options());
+  fix::MixedRuns runs(job.model().graph, job.samples(), first, last, job.options(), !args.keep_io_types);
   std::vector<fix::OutputGate> gates;
   for (const std::string& g : args.gates.empty() ? fix::default_output_gates() : args.gates)
     gates.push_back(fix::parse_output_gate(g, runs.outputs()));
@@ -196,7 +196,10 @@ int fix_model(const FixArgs& args) {
   const std::vector<std::string> forced = job.keep_fp32();
   const bool wants_rows =
       std::any_of(gates.begin(), gates.end(), [](const fix::OutputGate& g) { return g.metric == "top1_agree"; });
-  const auto whole_model = wants_rows ? std::nullopt : whole_model_from_audit(audit.report, target, runs.outputs());
+  // The audit fed the inputs in float32: with inputs in the target format the whole model runs again.
+  const auto whole_model = wants_rows || !args.keep_io_types
+                               ? std::nullopt
+                               : whole_model_from_audit(audit.report, target, runs.outputs());
   const fix::Verifier verify = [&](const std::vector<std::string>& keep) {
     std::vector<std::string> kept = keep;
     kept.insert(kept.end(), forced.begin(), forced.end());
@@ -212,8 +215,19 @@ int fix_model(const FixArgs& args) {
     return v;
   };
   const report::TargetSummary& summary = audit.report.summary.at(target);
-  const fix::SearchResult result =
-      fix::search_keep_set(summary.keep_fp32, candidates_by_evidence(audit.report, target), verify, {args.max_runs});
+  const std::vector<fix::MixedRuns::InputOverflow> overflowing =
+      args.keep_io_types ? std::vector<fix::MixedRuns::InputOverflow>{} : runs.inputs_overflowing();
+  fix::SearchResult result = fix::search_keep_set(summary.keep_fp32, candidates_by_evidence(audit.report, target),
+                                                  verify, {args.max_runs, !overflowing.empty()});
+  for (const fix::MixedRuns::InputOverflow& o : overflowing) {
+    char text[256];
+    std::snprintf(text, sizeof text,
+                  "; input '%s' overflows %s before any node runs (--keep-io-types false): %lld of %lld values "
+                  "beyond %g (absmax %g)",
+                  o.input.c_str(), target.c_str(), static_cast<long long>(o.values), static_cast<long long>(o.of),
+                  format_traits(job.options().targets.at(0)).max_finite, o.absmax);
+    if (!result.met) result.note += text;
+  }
 
   const int64_t search_runs = runs.runs();
   const double search_run_equivalents = runs.run_equivalents();

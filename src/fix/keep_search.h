@@ -46,6 +46,9 @@ struct SearchResult {
 
 struct SearchLimits {
   int max_runs = 64;
+  // Whether to try every candidate in FP32 first when the whole model in the target format fails: where
+  // something no keep-set controls may break the gates (inputs overflowing the target), one run says so.
+  bool try_all_first = false;
 };
 
 // `advice`: the audit's keep-fp32 list; `candidates`: every node that may be kept, strongest evidence first

@@ -1,6 +1,7 @@
 #include "fix/mixed_runs.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "common/memory_budget.h"
@@ -23,12 +24,14 @@ bool same_settings(const ExecConfig& a, const ExecConfig& b) {
 }  // namespace
 
 MixedRuns::MixedRuns(std::shared_ptr<const Graph> graph, const SampleSource& samples, int64_t first, int64_t last,
-                     const AuditOptions& options)
+                     const AuditOptions& options, bool io_in_target)
     : graph_(graph),
       samples_(samples),
       first_(first),
       last_(last),
       session_(graph, session_options(options)),
+      target_(storage_format(options.targets.at(0))),
+      io_in_target_(io_in_target),
       params_(storage_format(options.targets.at(0)), options.thresholds.tolerances) {
   require(options.targets.size() == 1, "fix searches one target format at a time");
   require(!options.fp8_absmax_scaling, "fix does not search FP8 keep-sets under --fp8-scaling absmax yet");
@@ -50,23 +53,58 @@ MixedRuns::MixedRuns(std::shared_ptr<const Graph> graph, const SampleSource& sam
 }
 
 double MixedRuns::run_equivalents() const {
-  const double full = static_cast<double>(graph_->nodes.size()) * static_cast<double>(feeds_.size());
+  const double full = static_cast<double>(graph_->nodes.size()) * static_cast<double>(last_ - first_);
   return full > 0 ? static_cast<double>(node_runs_) / full : 0.0;
 }
 
 void MixedRuns::run_reference() {
   StreamPlan reference;
   reference.node_config.assign(graph_->nodes.size(), reference_config_);
-  // The reference is the run with every node kept in FP32 where it computes as they do: a base to rerun from.
+  // The reference is the run with every node kept in FP32 where it computes as they do and reads the same
+  // inputs: a base to rerun from.
   Recorded all_fp32{std::vector<bool>(graph_->nodes.size(), true), {}, 0};
-  const bool record = recording_ && same_settings(reference_config_, fp32_config_);
+  const bool record = recording_ && !io_in_target_ && same_settings(reference_config_, fp32_config_);
   if (record) all_fp32.samples.resize(size_t(last_ - first_));
   for (int64_t s = first_; s < last_; ++s) {
-    feeds_.push_back(samples_.sample(s));
+    TensorMap sample = samples_.sample(s);
+    feeds_.push_back(as_deployed(sample));
     reference.record = record ? &all_fp32.samples[size_t(s - first_)] : nullptr;
-    reference_.push_back(std::move(session_.run_streams(feeds_.back(), {reference}).at(0)));
+    reference_.push_back(std::move(session_.run_streams(sample, {reference}).at(0)));
   }
   if (record) remember(std::move(all_fp32));
+}
+
+const std::vector<MixedRuns::InputOverflow>& MixedRuns::inputs_overflowing() {
+  if (!reference_ran()) run_reference();
+  return inputs_overflowing_;
+}
+
+TensorMap MixedRuns::as_deployed(const TensorMap& sample) {
+  if (!io_in_target_) return sample;
+  TensorMap deployed;
+  for (const auto& [name, value] : sample) {
+    Tensor t = value;
+    if (value.dtype() == DType::Float32) {
+      t = value.clone();
+      const float* v = value.data<float>();
+      const auto beyond = std::count_if(v, v + value.numel(), [&](float x) {
+        return std::fabs(double(x)) > format_traits(target_).max_finite;
+      });
+      if (beyond > 0) {
+        auto o = std::find_if(inputs_overflowing_.begin(), inputs_overflowing_.end(),
+                              [&](const InputOverflow& i) { return i.input == name; });
+        if (o == inputs_overflowing_.end()) o = inputs_overflowing_.insert(o, InputOverflow{name});
+        o->values += beyond;
+        o->of += value.numel();
+        o->absmax = std::max(o->absmax, double(*std::max_element(v, v + value.numel(), [](float a, float b) {
+          return std::fabs(a) < std::fabs(b);
+        })));
+      }
+      round_to_format(target_, t.data<float>(), t.numel());
+    }
+    deployed.emplace(name, std::move(t));
+  }
+  return deployed;
 }
 
 std::vector<bool> MixedRuns::to_run(const std::vector<bool>& kept, const std::vector<bool>& base) const {
@@ -130,8 +168,13 @@ std::vector<OutputFigures> MixedRuns::run(const std::vector<std::string>& keep) 
     node_runs_ += std::count(to_run.begin(), to_run.end(), true);
     for (OutputFigures& f : figures) {
       const Tensor& want = reference_[s].at(f.name);
+      Tensor& have = got.at(f.name);
+      if (io_in_target_ && have.dtype() == DType::Float32) {
+        have = have.clone();
+        round_to_format(target_, have.data<float>(), have.numel());
+      }
       // An output declared without a type that turns out integer has nothing a gate measures.
-      if (dtype_is_float(want.dtype())) f.add(want, got.at(f.name), params_, static_cast<int64_t>(s));
+      if (dtype_is_float(want.dtype())) f.add(want, have, params_, static_cast<int64_t>(s));
     }
   }
   if (recording_) remember(std::move(made));

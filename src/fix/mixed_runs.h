@@ -25,9 +25,11 @@ class MixedRuns {
  public:
   // Runs over samples [first, last) of `samples` (read when the first run needs them; the reference's outputs
   // are computed then, once, and kept). `options` gives the reference, the one target, accumulation, runtime
-  // profile, tolerances, threads, device.
+  // profile, tolerances, threads, device. `io_in_target`: the deployed model's float32 inputs and outputs are
+  // in the target format (fix --keep-io-types false), so runs read the inputs, and give the outputs, rounded
+  // onto it.
   MixedRuns(std::shared_ptr<const Graph> graph, const SampleSource& samples, int64_t first, int64_t last,
-            const AuditOptions& options);
+            const AuditOptions& options, bool io_in_target = false);
 
   // The graph outputs declared floating (or undeclared), in graph order: what the gates measure.
   const std::vector<std::string>& outputs() const { return outputs_; }
@@ -39,6 +41,16 @@ class MixedRuns {
   double run_equivalents() const;
   // Whether the reference ran (one full-run equivalent more).
   bool reference_ran() const { return !reference_.empty() || first_ == last_; }
+
+  // A float32 graph input with values beyond the target's largest finite value, where the inputs are in the
+  // target format: the deployed model meets them overflowed before any node runs, whatever it keeps.
+  struct InputOverflow {
+    std::string input;
+    int64_t values = 0, of = 0;  // over every sample
+    double absmax = 0;
+  };
+  // Reads the samples (and runs the reference) if no run has yet.
+  const std::vector<InputOverflow>& inputs_overflowing();
 
  private:
   // A run's settings (per node: kept in FP32) and what it made on each sample.
@@ -52,14 +64,19 @@ class MixedRuns {
   // reads their outputs, directly or not.
   std::vector<bool> to_run(const std::vector<bool>& kept, const std::vector<bool>& base) const;
   void remember(Recorded recorded);
+  // `sample` as the deployed model receives it: float32 inputs rounded onto the target where io_in_target_.
+  TensorMap as_deployed(const TensorMap& sample);
 
   std::shared_ptr<const Graph> graph_;
   const SampleSource& samples_;
   int64_t first_, last_;
   Session session_;
   ExecConfig reference_config_, fp32_config_, target_config_;
+  Format target_;
+  bool io_in_target_;
   probes::Divergence::Params params_;
-  std::vector<TensorMap> feeds_, reference_;
+  std::vector<TensorMap> reference_feeds_, feeds_, reference_;
+  std::vector<InputOverflow> inputs_overflowing_;
   std::vector<std::string> outputs_;
   std::vector<std::vector<size_t>> producers_;  // per node, the nodes whose outputs it reads (subgraphs' too)
   std::deque<Recorded> recorded_;               // most recent first
