@@ -46,7 +46,8 @@ nlohmann::ordered_json to_json(const FixReport& r) {
                     {"audit_reasons", k.audit_reasons},
                     {"needed_because", gate_values(k.needed_because)}});
   nlohmann::ordered_json trials = nlohmann::ordered_json::array();
-  for (const FixTrial& t : r.trials) trials.push_back(
+  for (const FixTrial& t : r.trials)
+    trials.push_back(
         {{"purpose", t.purpose}, {"kept", t.kept}, {"pass", t.pass}, {"run_equivalents", t.run_equivalents}});
   nlohmann::ordered_json presets = nlohmann::ordered_json::array();
   for (const PresetComparison& p : r.presets)

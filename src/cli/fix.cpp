@@ -197,9 +197,8 @@ int fix_model(const FixArgs& args) {
   const bool wants_rows =
       std::any_of(gates.begin(), gates.end(), [](const fix::OutputGate& g) { return g.metric == "top1_agree"; });
   // The audit fed the inputs in float32: with inputs in the target format the whole model runs again.
-  const auto whole_model = wants_rows || !args.keep_io_types
-                               ? std::nullopt
-                               : whole_model_from_audit(audit.report, target, runs.outputs());
+  const auto whole_model =
+      wants_rows || !args.keep_io_types ? std::nullopt : whole_model_from_audit(audit.report, target, runs.outputs());
   const fix::Verifier verify = [&](const std::vector<std::string>& keep) {
     std::vector<std::string> kept = keep;
     kept.insert(kept.end(), forced.begin(), forced.end());

@@ -87,9 +87,8 @@ TensorMap MixedRuns::as_deployed(const TensorMap& sample) {
     if (value.dtype() == DType::Float32) {
       t = value.clone();
       const float* v = value.data<float>();
-      const auto beyond = std::count_if(v, v + value.numel(), [&](float x) {
-        return std::fabs(double(x)) > format_traits(target_).max_finite;
-      });
+      const auto beyond = std::count_if(
+          v, v + value.numel(), [&](float x) { return std::fabs(double(x)) > format_traits(target_).max_finite; });
       if (beyond > 0) {
         auto o = std::find_if(inputs_overflowing_.begin(), inputs_overflowing_.end(),
                               [&](const InputOverflow& i) { return i.input == name; });
@@ -97,8 +96,8 @@ TensorMap MixedRuns::as_deployed(const TensorMap& sample) {
         o->values += beyond;
         o->of += value.numel();
         o->absmax = std::max(o->absmax, double(*std::max_element(v, v + value.numel(), [](float a, float b) {
-          return std::fabs(a) < std::fabs(b);
-        })));
+                               return std::fabs(a) < std::fabs(b);
+                             })));
       }
       round_to_format(target_, t.data<float>(), t.numel());
     }

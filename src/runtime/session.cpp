@@ -397,7 +397,8 @@ std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::v
   for (const StreamPlan& plan : streams) {
     require(!observer || plan.reused.empty(), "an observed run reruns every node");
     require(plan.reused.empty() || plan.reuse, "a run that reuses nodes needs the record of their outputs");
-    if (plan.record) *plan.record = RunRecord{std::vector<Tensor>(slot_of_.size()), std::vector<Format>(slot_of_.size()), {}};
+    if (plan.record)
+      *plan.record = RunRecord{std::vector<Tensor>(slot_of_.size()), std::vector<Format>(slot_of_.size()), {}};
   }
   // Puts node output `slot` of stream `s` (already in its table) into the stream's record, if it keeps one.
   const auto record_slot = [&](size_t s, int slot) {
