@@ -82,7 +82,9 @@ const std::vector<MixedRuns::InputOverflow>& MixedRuns::inputs_overflowing() {
 TensorMap MixedRuns::as_deployed(const TensorMap& sample) {
   if (!io_in_target_) return sample;
   TensorMap deployed;
-  for (const auto& [name, value] : sample) {
+  for (const auto& entry : sample) {
+    const std::string& name = entry.first;
+    const Tensor& value = entry.second;
     Tensor t = value;
     if (value.dtype() == DType::Float32) {
       t = value.clone();
