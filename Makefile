@@ -6,7 +6,7 @@ FUZZ_SECONDS ?= 60
 JOBS ?= $(shell nproc)
 PY := .venv/bin/python
 
-.PHONY: demo demo-training test test-sanitize fuzz deps build bench clean
+.PHONY: demo demo-training test test-sanitize fuzz deps build bench bench-fix clean
 
 deps:
 	@bash scripts/install-deps.sh
@@ -60,6 +60,11 @@ fuzz: deps $(FUZZ_BUILD)/CMakeCache.txt
 
 bench: build
 	$(PY) bench/run_bench.py --mpaudit $(BUILD)/mpaudit
+
+# `mpaudit fix` against onnxconverter-common's auto_convert_mixed_precision (bench/README.md, "fix").
+bench-fix: build
+	$(PY) -m pip install -q --disable-pip-version-check --no-deps --require-hashes -r requirements-bench.txt
+	$(PY) bench/fix_bench.py --mpaudit $(BUILD)/mpaudit
 
 clean:
 	rm -rf $(BUILD) $(SAN_BUILD) $(FUZZ_BUILD)

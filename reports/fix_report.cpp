@@ -46,7 +46,9 @@ nlohmann::ordered_json to_json(const FixReport& r) {
                     {"audit_reasons", k.audit_reasons},
                     {"needed_because", gate_values(k.needed_because)}});
   nlohmann::ordered_json trials = nlohmann::ordered_json::array();
-  for (const FixTrial& t : r.trials) trials.push_back({{"purpose", t.purpose}, {"kept", t.kept}, {"pass", t.pass}});
+  for (const FixTrial& t : r.trials)
+    trials.push_back(
+        {{"purpose", t.purpose}, {"kept", t.kept}, {"pass", t.pass}, {"run_equivalents", t.run_equivalents}});
   nlohmann::ordered_json presets = nlohmann::ordered_json::array();
   for (const PresetComparison& p : r.presets)
     presets.push_back({{"name", p.name}, {"kept", p.kept}, {"pass", p.pass}, {"gates", gate_values(p.gates)}});
@@ -72,8 +74,9 @@ nlohmann::ordered_json to_json(const FixReport& r) {
            {{"audit_run_equivalents", r.audit_run_equivalents},
             {"reference_runs", r.reference_runs},
             {"mixed_runs", r.mixed_runs},
+            {"mixed_run_equivalents", r.mixed_run_equivalents},
             {"comparison_runs", r.comparison_runs},
-            {"total_run_equivalents", r.audit_run_equivalents + static_cast<double>(r.reference_runs + r.mixed_runs)}}},
+            {"total_run_equivalents", r.total_run_equivalents()}}},
           {"export", export_json(r.exported)}};
 }
 

@@ -31,6 +31,7 @@ struct FixTrial {
   std::string purpose;
   int64_t kept = 0;
   bool pass = false;
+  double run_equivalents = 0;  // what the run executed, in full-run equivalents
 };
 
 // A recipe (fix/presets.h) judged by the same gates on the same samples.
@@ -62,13 +63,19 @@ struct FixReport {
   std::vector<FixTrial> trials;
   std::vector<PresetComparison> presets;
   // Cost in full-run equivalents (one run of the model over every sample): the audit that seeds the search
-  // (reference, target and isolated passes), the reference outputs, and the mixed-precision runs.
+  // (reference, target and isolated passes), the reference outputs, and what the mixed-precision runs
+  // executed (`mixed_runs` of them, each rerunning only what its keep-set changes).
   double audit_run_equivalents = 0;
   int64_t reference_runs = 0, mixed_runs = 0;
+  double mixed_run_equivalents = 0;
   // Runs for the presets the search had not already judged, and the reference if only they needed it (not in
   // the search's cost).
   int64_t comparison_runs = 0;
   std::optional<FixExport> exported;  // null in the JSON without --export-onnx
+
+  double total_run_equivalents() const {
+    return audit_run_equivalents + static_cast<double>(reference_runs) + mixed_run_equivalents;
+  }
 };
 
 nlohmann::ordered_json to_json(const FixReport& report);

@@ -163,11 +163,10 @@ void print_summary(const report::FixReport& r, const fix::SearchResult& result,
       std::printf("  %s (%s) exported in fp32: %s\n", n.node.c_str(), n.op_type.c_str(), n.reason.c_str());
   }
   std::printf(
-      "cost: %.2f full-run equivalents (audit %.2f, reference %lld, mixed-precision runs %lld), and %lld runs of "
-      "the presets\n",
-      r.audit_run_equivalents + static_cast<double>(r.reference_runs + r.mixed_runs), r.audit_run_equivalents,
-      static_cast<long long>(r.reference_runs), static_cast<long long>(r.mixed_runs),
-      static_cast<long long>(r.comparison_runs));
+      "cost: %.2f full-run equivalents (audit %.2f, reference %lld, %lld mixed-precision runs %.2f), and %lld runs "
+      "of the presets\n",
+      r.total_run_equivalents(), r.audit_run_equivalents, static_cast<long long>(r.reference_runs),
+      static_cast<long long>(r.mixed_runs), r.mixed_run_equivalents, static_cast<long long>(r.comparison_runs));
 }
 
 int fix_model(const FixArgs& args) {
@@ -189,7 +188,7 @@ int fix_model(const FixArgs& args) {
   const AuditRun audit =
       job.run(args.job.keep_fp32, [&](int64_t done, int64_t total, const auto&) { bar.show(done, total); });
   const auto [first, last] = job.sample_range();
-  fix::MixedRuns runs(job.model().graph, job.samples(), first, last, job.options());
+  fix::MixedRuns runs(job.model().graph, job.samples(), first, last, job.options(), !args.keep_io_types);
   std::vector<fix::OutputGate> gates;
   for (const std::string& g : args.gates.empty() ? fix::default_output_gates() : args.gates)
     gates.push_back(fix::parse_output_gate(g, runs.outputs()));
@@ -197,23 +196,40 @@ int fix_model(const FixArgs& args) {
   const std::vector<std::string> forced = job.keep_fp32();
   const bool wants_rows =
       std::any_of(gates.begin(), gates.end(), [](const fix::OutputGate& g) { return g.metric == "top1_agree"; });
-  const auto whole_model = wants_rows ? std::nullopt : whole_model_from_audit(audit.report, target, runs.outputs());
+  // The audit fed the inputs in float32: with inputs in the target format the whole model runs again.
+  const auto whole_model =
+      wants_rows || !args.keep_io_types ? std::nullopt : whole_model_from_audit(audit.report, target, runs.outputs());
   const fix::Verifier verify = [&](const std::vector<std::string>& keep) {
     std::vector<std::string> kept = keep;
     kept.insert(kept.end(), forced.begin(), forced.end());
     fix::Verdict v;
+    const double spent = runs.run_equivalents();
     v.gates = fix::check_output_gates(gates, keep.empty() && whole_model ? *whole_model : runs.run(kept));
     v.pass = fix::all_held(v.gates);
+    v.cost = runs.run_equivalents() - spent;
     if (!args.quiet)
-      std::fprintf(stderr, "run %lld: %zu node%s in fp32: %s\n", static_cast<long long>(runs.runs()), keep.size(),
-                   keep.size() == 1 ? "" : "s", v.pass ? "gates hold" : "a gate fails");
+      std::fprintf(stderr, "run %lld: %zu node%s in fp32 (%.2f full-run equivalents): %s\n",
+                   static_cast<long long>(runs.runs()), keep.size(), keep.size() == 1 ? "" : "s", v.cost,
+                   v.pass ? "gates hold" : "a gate fails");
     return v;
   };
   const report::TargetSummary& summary = audit.report.summary.at(target);
-  const fix::SearchResult result =
-      fix::search_keep_set(summary.keep_fp32, candidates_by_evidence(audit.report, target), verify, {args.max_runs});
+  const std::vector<fix::MixedRuns::InputOverflow> overflowing =
+      args.keep_io_types ? std::vector<fix::MixedRuns::InputOverflow>{} : runs.inputs_overflowing();
+  fix::SearchResult result = fix::search_keep_set(summary.keep_fp32, candidates_by_evidence(audit.report, target),
+                                                  verify, {args.max_runs, !overflowing.empty()});
+  for (const fix::MixedRuns::InputOverflow& o : overflowing) {
+    char text[256];
+    std::snprintf(text, sizeof text,
+                  "; input '%s' overflows %s before any node runs (--keep-io-types false): %lld of %lld values "
+                  "beyond %g (absmax %g)",
+                  o.input.c_str(), target.c_str(), static_cast<long long>(o.values), static_cast<long long>(o.of),
+                  format_traits(job.options().targets.at(0)).max_finite, o.absmax);
+    if (!result.met) result.note += text;
+  }
 
   const int64_t search_runs = runs.runs();
+  const double search_run_equivalents = runs.run_equivalents();
   const bool reference_for_search = runs.reference_ran();
   // The textbook recipes on the same samples: does one of them meet the gates, and with how many nodes?
   std::vector<report::PresetComparison> presets;
@@ -268,10 +284,11 @@ int fix_model(const FixArgs& args) {
       }
   }
   for (const fix::Trial& t : result.trials)
-    r.trials.push_back({t.purpose, static_cast<int64_t>(t.keep.size()), t.verdict.pass});
+    r.trials.push_back({t.purpose, static_cast<int64_t>(t.keep.size()), t.verdict.pass, t.verdict.cost});
   r.audit_run_equivalents = audit_run_equivalents(audit.report, target);
   r.reference_runs = reference_for_search ? 1 : 0;
   r.mixed_runs = search_runs;
+  r.mixed_run_equivalents = search_run_equivalents;
   r.comparison_runs = runs.runs() - search_runs + (runs.reference_ran() && !reference_for_search ? 1 : 0);
   r.presets = std::move(presets);
 

@@ -29,6 +29,10 @@ class Search {
       result_.met = result_.minimal = true;
       return std::move(result_);
     }
+    if (limits_.try_all_first) {
+      if (!(v = trial("every candidate in FP32", candidates_))) return stop(limit_note());
+      if (!v->pass) return none_meets(candidates_);
+    }
     std::vector<std::string> keep;
     for (const std::string& node : advice) add(keep, node);
     if (!keep.empty() && !(v = trial("audit advice", keep))) return stop(limit_note(), keep);
@@ -36,12 +40,7 @@ class Search {
     for (size_t batch = 1; !v->pass; batch *= 2) {
       const size_t before = keep.size();
       for (; next < candidates_.size() && keep.size() - before < batch; ++next) add(keep, candidates_[next]);
-      if (keep.size() == before) {
-        result_.note = "with every one of the " + std::to_string(keep.size()) +
-                       " candidate nodes in FP32 the gates still fail: no keep-set meets them";
-        result_.keep = keep;
-        return std::move(result_);
-      }
+      if (keep.size() == before) return none_meets(keep);
       if (!(v = trial("grow to " + std::to_string(keep.size()) + " nodes", keep))) return stop(limit_note(), keep);
     }
     result_.met = true;
@@ -115,6 +114,12 @@ class Search {
     result_.trials.push_back({purpose, keep, v});
     judged_.emplace(std::move(key), v);
     return v;
+  }
+
+  SearchResult none_meets(const std::vector<std::string>& keep) {
+    return stop("with every one of the " + std::to_string(keep.size()) +
+                    " candidate nodes in FP32 the gates still fail: no keep-set meets them",
+                keep);
   }
 
   SearchResult stop(const std::string& note, const std::vector<std::string>& keep = {}) {

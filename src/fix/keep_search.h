@@ -22,6 +22,7 @@ namespace mpa::fix {
 struct Verdict {
   bool pass = false;
   std::vector<GateValue> gates;
+  double cost = 0;  // what the run executed, in full-run equivalents
 };
 
 // Runs the model with `keep` (node names) in FP32 and everything else in the target format, on every sample.
@@ -45,6 +46,9 @@ struct SearchResult {
 
 struct SearchLimits {
   int max_runs = 64;
+  // Whether to try every candidate in FP32 first when the whole model in the target format fails: where
+  // something no keep-set controls may break the gates (inputs overflowing the target), one run says so.
+  bool try_all_first = false;
 };
 
 // `advice`: the audit's keep-fp32 list; `candidates`: every node that may be kept, strongest evidence first

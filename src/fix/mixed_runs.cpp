@@ -1,18 +1,37 @@
 #include "fix/mixed_runs.h"
 
 #include <algorithm>
+#include <cmath>
+#include <map>
 
+#include "common/memory_budget.h"
 #include "runtime/precision.h"
 
 namespace mpa::fix {
 
+namespace {
+
+// Kept runs may hold this share of the memory budget, at most this many: the search's next trial differs
+// little from one of its last few.
+constexpr int64_t kRecordShareOfBudget = 4;
+constexpr size_t kMaxRecorded = 4;
+
+bool same_settings(const ExecConfig& a, const ExecConfig& b) {
+  return a.threads == b.threads && a.storage == b.storage && a.accumulation == b.accumulation &&
+         a.tf32_gemm_inputs == b.tf32_gemm_inputs && a.profile == b.profile;
+}
+
+}  // namespace
+
 MixedRuns::MixedRuns(std::shared_ptr<const Graph> graph, const SampleSource& samples, int64_t first, int64_t last,
-                     const AuditOptions& options)
+                     const AuditOptions& options, bool io_in_target)
     : graph_(graph),
       samples_(samples),
       first_(first),
       last_(last),
       session_(graph, session_options(options)),
+      target_(storage_format(options.targets.at(0))),
+      io_in_target_(io_in_target),
       params_(storage_format(options.targets.at(0)), options.thresholds.tolerances) {
   require(options.targets.size() == 1, "fix searches one target format at a time");
   require(!options.fp8_absmax_scaling, "fix does not search FP8 keep-sets under --fp8-scaling absmax yet");
@@ -21,35 +40,145 @@ MixedRuns::MixedRuns(std::shared_ptr<const Graph> graph, const SampleSource& sam
   target_config_ = config_for(options.targets[0], options.accumulation, options.profile, options.threads);
   for (const ValueInfo& out : graph->outputs)
     if (out.elem_type == 0 || dtype_is_float(static_cast<DType>(out.elem_type))) outputs_.push_back(out.name);
+  std::map<std::string, size_t> producer;
+  for (size_t i = 0; i < graph->nodes.size(); ++i) {
+    const Node& node = graph->nodes[i];
+    producers_.emplace_back();
+    for (const auto* names : {&node.inputs, &node.implicit_inputs})
+      for (const std::string& name : *names)
+        if (const auto p = producer.find(name); p != producer.end()) producers_[i].push_back(p->second);
+    for (const std::string& name : node.outputs)
+      if (!name.empty()) producer[name] = i;
+  }
+}
+
+double MixedRuns::run_equivalents() const {
+  const double full = static_cast<double>(graph_->nodes.size()) * static_cast<double>(last_ - first_);
+  return full > 0 ? static_cast<double>(node_runs_) / full : 0.0;
 }
 
 void MixedRuns::run_reference() {
   StreamPlan reference;
   reference.node_config.assign(graph_->nodes.size(), reference_config_);
+  // The reference is the run with every node kept in FP32 where it computes as they do and reads the same
+  // inputs: a base to rerun from.
+  Recorded all_fp32{std::vector<bool>(graph_->nodes.size(), true), {}, 0};
+  const bool record = recording_ && !io_in_target_ && same_settings(reference_config_, fp32_config_);
+  if (record) all_fp32.samples.resize(size_t(last_ - first_));
   for (int64_t s = first_; s < last_; ++s) {
-    feeds_.push_back(samples_.sample(s));
-    reference_.push_back(std::move(session_.run_streams(feeds_.back(), {reference}).at(0)));
+    TensorMap sample = samples_.sample(s);
+    feeds_.push_back(as_deployed(sample));
+    reference.record = record ? &all_fp32.samples[size_t(s - first_)] : nullptr;
+    reference_.push_back(std::move(session_.run_streams(sample, {reference}).at(0)));
   }
+  if (record) remember(std::move(all_fp32));
+}
+
+const std::vector<MixedRuns::InputOverflow>& MixedRuns::inputs_overflowing() {
+  if (!reference_ran()) run_reference();
+  return inputs_overflowing_;
+}
+
+TensorMap MixedRuns::as_deployed(const TensorMap& sample) {
+  if (!io_in_target_) return sample;
+  TensorMap deployed;
+  for (const auto& entry : sample) {
+    const std::string& name = entry.first;
+    const Tensor& value = entry.second;
+    Tensor t = value;
+    if (value.dtype() == DType::Float32) {
+      t = value.clone();
+      const float* v = value.data<float>();
+      const auto beyond = std::count_if(
+          v, v + value.numel(), [&](float x) { return std::fabs(double(x)) > format_traits(target_).max_finite; });
+      if (beyond > 0) {
+        auto o = std::find_if(inputs_overflowing_.begin(), inputs_overflowing_.end(),
+                              [&](const InputOverflow& i) { return i.input == name; });
+        if (o == inputs_overflowing_.end()) o = inputs_overflowing_.insert(o, InputOverflow{name});
+        o->values += beyond;
+        o->of += value.numel();
+        o->absmax = std::max(o->absmax, double(*std::max_element(v, v + value.numel(), [](float a, float b) {
+                               return std::fabs(a) < std::fabs(b);
+                             })));
+      }
+      round_to_format(target_, t.data<float>(), t.numel());
+    }
+    deployed.emplace(name, std::move(t));
+  }
+  return deployed;
+}
+
+std::vector<bool> MixedRuns::to_run(const std::vector<bool>& kept, const std::vector<bool>& base) const {
+  std::vector<bool> run(kept.size());
+  for (size_t i = 0; i < kept.size(); ++i)
+    run[i] = kept[i] != base[i] ||
+             std::any_of(producers_[i].begin(), producers_[i].end(), [&](size_t p) { return bool(run[p]); });
+  return run;
+}
+
+void MixedRuns::remember(Recorded recorded) {
+  for (const RunRecord& r : recorded.samples) recorded.nbytes += r.nbytes();
+  recorded_.push_front(std::move(recorded));
+  const auto room = static_cast<size_t>(memory_budget::limit() / kRecordShareOfBudget);
+  size_t held = 0, keep = 0;
+  for (; keep < recorded_.size() && keep < kMaxRecorded && held + recorded_[keep].nbytes <= room; ++keep)
+    held += recorded_[keep].nbytes;
+  recorded_.resize(keep);
 }
 
 std::vector<OutputFigures> MixedRuns::run(const std::vector<std::string>& keep) {
   if (!reference_ran()) run_reference();
   StreamPlan plan;
+  Recorded made;
   for (const Node& node : graph_->nodes) {
     const bool kept = std::find(keep.begin(), keep.end(), node.name) != keep.end();
     plan.node_config.push_back(kept ? fp32_config_ : target_config_);
     plan.computes_in_format.push_back(!kept);
+    made.kept.push_back(kept);
   }
+  // The kept run that leaves the fewest nodes to run.
+  const Recorded* base = nullptr;
+  std::vector<bool> to_run(graph_->nodes.size(), true);
+  for (const Recorded& r : recorded_) {
+    std::vector<bool> run = this->to_run(made.kept, r.kept);
+    if (std::count(run.begin(), run.end(), true) < std::count(to_run.begin(), to_run.end(), true)) {
+      base = &r;
+      to_run = std::move(run);
+    }
+  }
+  if (base) {
+    plan.reused.resize(to_run.size());
+    std::transform(to_run.begin(), to_run.end(), plan.reused.begin(), [](bool run) { return !run; });
+  }
+  if (recording_) made.samples.resize(feeds_.size());
   std::vector<OutputFigures> figures;
   for (const std::string& name : outputs_) figures.push_back(OutputFigures{name, {}, 0, 0});
   for (size_t s = 0; s < feeds_.size(); ++s) {
-    const TensorMap got = session_.run_streams(feeds_[s], {plan}).at(0);
+    plan.reuse = base ? &base->samples[s] : nullptr;
+    plan.record = recording_ ? &made.samples[s] : nullptr;
+    TensorMap got;
+    try {
+      got = std::move(session_.run_streams(feeds_[s], {plan}).at(0));
+    } catch (const MemoryBudgetExceeded&) {
+      if (!recording_) throw;
+      // Kept runs take the room this run needs: keep none from now on and run it again (what ran is spent).
+      recording_ = false;
+      recorded_.clear();
+      return run(keep);
+    }
+    node_runs_ += std::count(to_run.begin(), to_run.end(), true);
     for (OutputFigures& f : figures) {
       const Tensor& want = reference_[s].at(f.name);
+      Tensor& have = got.at(f.name);
+      if (io_in_target_ && have.dtype() == DType::Float32) {
+        have = have.clone();
+        round_to_format(target_, have.data<float>(), have.numel());
+      }
       // An output declared without a type that turns out integer has nothing a gate measures.
-      if (dtype_is_float(want.dtype())) f.add(want, got.at(f.name), params_, static_cast<int64_t>(s));
+      if (dtype_is_float(want.dtype())) f.add(want, have, params_, static_cast<int64_t>(s));
     }
   }
+  if (recording_) remember(std::move(made));
   ++runs_;
   return figures;
 }

@@ -2,7 +2,13 @@
 // rest in the target format, as a mixed-precision deployment computes it (runtime/precision.h: values are
 // converted where a node's format differs from its producer's, as the Casts at island borders do), its
 // graph outputs compared with the reference's, computed once.
+//
+// A run is incremental: the values of recent runs (and of the reference, which is the all-FP32 run) are kept,
+// within a share of the memory budget, and a keep-set runs only the nodes whose setting differs from the
+// closest kept run's and the nodes downstream of them; the others' values are that run's, computed the same
+// way. Its cost is counted as what it ran: node runs over (nodes × samples), in full-run equivalents.
 #pragma once
+#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -19,31 +25,63 @@ class MixedRuns {
  public:
   // Runs over samples [first, last) of `samples` (read when the first run needs them; the reference's outputs
   // are computed then, once, and kept). `options` gives the reference, the one target, accumulation, runtime
-  // profile, tolerances, threads, device.
+  // profile, tolerances, threads, device. `io_in_target`: the deployed model's float32 inputs and outputs are
+  // in the target format (fix --keep-io-types false), so runs read the inputs, and give the outputs, rounded
+  // onto it.
   MixedRuns(std::shared_ptr<const Graph> graph, const SampleSource& samples, int64_t first, int64_t last,
-            const AuditOptions& options);
+            const AuditOptions& options, bool io_in_target = false);
 
   // The graph outputs declared floating (or undeclared), in graph order: what the gates measure.
   const std::vector<std::string>& outputs() const { return outputs_; }
   // One run over every sample with `keep` (top-level node names) in FP32: each floating output's figures.
   std::vector<OutputFigures> run(const std::vector<std::string>& keep);
-  // Runs made by run() so far: each is one pass over every sample, a full-run equivalent.
+  // Runs made by run() so far.
   int64_t runs() const { return runs_; }
+  // What they ran, in full-run equivalents: node runs over (nodes × samples).
+  double run_equivalents() const;
   // Whether the reference ran (one full-run equivalent more).
   bool reference_ran() const { return !reference_.empty() || first_ == last_; }
 
+  // A float32 graph input with values beyond the target's largest finite value, where the inputs are in the
+  // target format: the deployed model meets them overflowed before any node runs, whatever it keeps.
+  struct InputOverflow {
+    std::string input;
+    int64_t values = 0, of = 0;  // over every sample
+    double absmax = 0;
+  };
+  // Reads the samples (and runs the reference) if no run has yet.
+  const std::vector<InputOverflow>& inputs_overflowing();
+
  private:
+  // A run's settings (per node: kept in FP32) and what it made on each sample.
+  struct Recorded {
+    std::vector<bool> kept;
+    std::vector<RunRecord> samples;
+    size_t nbytes = 0;
+  };
   void run_reference();
+  // Which nodes must run for `kept` when the values of `base` are at hand: those kept differently, and what
+  // reads their outputs, directly or not.
+  std::vector<bool> to_run(const std::vector<bool>& kept, const std::vector<bool>& base) const;
+  void remember(Recorded recorded);
+  // `sample` as the deployed model receives it: float32 inputs rounded onto the target where io_in_target_.
+  TensorMap as_deployed(const TensorMap& sample);
 
   std::shared_ptr<const Graph> graph_;
   const SampleSource& samples_;
   int64_t first_, last_;
   Session session_;
   ExecConfig reference_config_, fp32_config_, target_config_;
+  Format target_;
+  bool io_in_target_;
   probes::Divergence::Params params_;
-  std::vector<TensorMap> feeds_, reference_;
+  std::vector<TensorMap> reference_feeds_, feeds_, reference_;
+  std::vector<InputOverflow> inputs_overflowing_;
   std::vector<std::string> outputs_;
-  int64_t runs_ = 0;
+  std::vector<std::vector<size_t>> producers_;  // per node, the nodes whose outputs it reads (subgraphs' too)
+  std::deque<Recorded> recorded_;               // most recent first
+  bool recording_ = true;                       // false once a record did not fit the memory budget
+  int64_t runs_ = 0, node_runs_ = 0;
 };
 
 }  // namespace mpa::fix

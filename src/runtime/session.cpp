@@ -74,6 +74,12 @@ void collect_unsupported(const Graph& graph, std::vector<UnsupportedNode>& out) 
 
 }  // namespace
 
+size_t RunRecord::nbytes() const {
+  size_t bytes = 0;
+  for (const Tensor& t : values) bytes += t.defined() ? t.nbytes() : 0;
+  return bytes;
+}
+
 bool meets_values(const Node& node, const std::vector<const Tensor*>& inputs,
                   const std::vector<const Tensor*>& outputs) {
   for (size_t k = 0; k < node.inputs.size() && k < inputs.size(); ++k)
@@ -396,6 +402,23 @@ std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::v
   // Values live in their producer's storage format (feeds and initializers in their own) on its backend's
   // device; a node whose format or device differs reads a copy, made once per value, format and device.
   std::vector<StreamValues> tables(streams.size());
+  for (const StreamPlan& plan : streams) {
+    require(!observer || plan.reused.empty(), "an observed run reruns every node");
+    require(plan.reused.empty() || plan.reuse, "a run that reuses nodes needs the record of their outputs");
+    if (plan.record)
+      *plan.record = RunRecord{std::vector<Tensor>(slot_of_.size()), std::vector<Format>(slot_of_.size()), {}};
+  }
+  // Puts node output `slot` of stream `s` (already in its table) into the stream's record, if it keeps one.
+  const auto record_slot = [&](size_t s, int slot) {
+    RunRecord* record = streams[s].record;
+    if (!record) return;
+    record->values[size_t(slot)] = tables[s].values[size_t(slot)];
+    record->format[size_t(slot)] = tables[s].format[size_t(slot)];
+    if (!tables[s].boxed.empty() && tables[s].boxed[size_t(slot)]) {
+      record->boxed.resize(record->values.size());
+      record->boxed[size_t(slot)] = tables[s].boxed[size_t(slot)];
+    }
+  };
   for (StreamValues& table : tables) {
     table.values.resize(slot_of_.size());
     table.format.assign(slot_of_.size(), Format::FP32);
@@ -524,6 +547,18 @@ std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::v
       const NodeSlots& slots = node_slots_[i];
       const NvtxRange node_range(node.name.c_str());
       for (size_t s = 0; s < streams.size(); ++s) {
+        if (!streams[s].reused.empty() && streams[s].reused[i]) {
+          const RunRecord& from = *streams[s].reuse;
+          for (const int slot : slots.outputs)
+            if (slot >= 0) {
+              tables[s].drop_copies(slot);
+              tables[s].values[size_t(slot)] = from.values[size_t(slot)];
+              tables[s].format[size_t(slot)] = from.format[size_t(slot)];
+              if (!from.boxed.empty() && from.boxed[size_t(slot)]) tables[s].set_boxed(slot, from.boxed[size_t(slot)]);
+              record_slot(s, slot);
+            }
+          continue;
+        }
         const ExecConfig& config = config_of(s, i);
         const Backend& runs_on = backend_at(s, i);
         const NvtxRange stream_range(format_name(format_of(config)).data());
@@ -582,6 +617,7 @@ std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::v
               tables[s].set_boxed(slot, std::move(node_values[s].outputs[k]));
             else
               step.outputs[k] = &tables[s].values[size_t(slot)];
+            record_slot(s, slot);
           }
         node_values[s].clear();
         if (!host_copies_in.empty() && !runs_on.device().is_host() && !device_views) {

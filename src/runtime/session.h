@@ -64,6 +64,16 @@ struct UnsupportedNode {
   std::string reason;
 };
 
+// Every node output one stream of a run made, by the session's value slots, in the format it was stored in:
+// kept so that a later run on the same feeds that changes only some nodes' settings reruns only those nodes
+// and what depends on them (fix's keep-set search).
+struct RunRecord {
+  std::vector<Tensor> values;
+  std::vector<Format> format;
+  std::vector<ValuePtr> boxed;  // sequence/optional outputs
+  size_t nbytes() const;
+};
+
 // One stream of a lockstep run (Session::run_streams): the reference, or one target's whole-graph run.
 struct StreamPlan {
   // Per node, the settings it runs under (storage format and math); empty: the session's own. Values are
@@ -78,6 +88,12 @@ struct StreamPlan {
   // float output in it and reads every float value converted into it, float64 ones included, also where
   // the format stores as FP32 (TF32), as a target run does; other FP32 nodes keep float64 values as they are.
   std::vector<bool> computes_in_format;
+  // Incremental runs (not with an observer): a node marked in `reused` does not run; its outputs are
+  // `reuse`'s, a record of a run on the same feeds in which it and every node it depends on ran under the
+  // settings they have here. `record`, when set, receives every node output of this stream.
+  const RunRecord* reuse = nullptr;
+  std::vector<bool> reused;
+  RunRecord* record = nullptr;
 };
 
 // One stream's view of a node that ran in a lockstep run. Its tensors are on the host, except where the

@@ -273,3 +273,61 @@ TEST(FixContract, ExportRefusesFormatsOnnxCannotHoldAsOneType) {
   EXPECT_NE(fp8.err.find("--export-onnx writes fp16 or bf16 models"), std::string::npos) << fp8.err;
   EXPECT_FALSE(fs::exists(dir / "o.onnx"));
 }
+
+// y = relu(x * 1e-3) for x up to 2e5: the input overflows fp16 before any node runs. With float32 inputs
+// (--keep-io-types true) the Mul reads it in fp32 when kept; with fp16 inputs no keep-set helps, and fix says
+// so with the input's numbers after one run with every node in fp32.
+TEST(FixContract, SaysWhenAnInputOverflowsTheFormatBeforeAnyNodeRuns) {
+  TempDir dir;
+  ModelBuilder b(13);
+  b.input("x", onnx::TensorProto::FLOAT, {4}).output("z");
+  b.initializer("s", {}, {1e-3f});
+  b.node("Mul", {"x", "s"}, {"y"}, "scale");
+  b.node("Relu", {"y"}, {"z"}, "relu");
+  b.save(dir / "big.onnx");
+  const auto run = [&](const std::string& io, int exit_code) {
+    const auto r = run_cli(dir, "fix " + (dir / "big.onnx").string() + " --random-inputs --dist x=uniform:1e5,2e5 " +
+                                    "--quiet --json " + (dir / "fix.json").string() + " --keep-io-types " + io);
+    EXPECT_EQ(r.exit_code, exit_code) << r.err;
+    const nlohmann::json report = nlohmann::json::parse(read_whole_file(dir / "fix.json"));
+    EXPECT_EQ(fix_schema().violations(report), "");
+    return report;
+  };
+  EXPECT_EQ(kept_nodes(run("true", 0)), (std::set<std::string>{"scale"}));
+  const nlohmann::json r = run("false", 1);
+  EXPECT_FALSE(r.at("met").get<bool>());
+  const std::string note = r.at("note").get<std::string>();
+  EXPECT_NE(note.find("input 'x' overflows fp16 before any node runs (--keep-io-types false): 4 of 4 values beyond "
+                      "65504"),
+            std::string::npos)
+      << note;
+  ASSERT_EQ(r.at("trials").size(), 2u);
+  EXPECT_EQ(r.at("trials")[1].at("purpose"), "every candidate in FP32");
+}
+
+// A run reruns only what its keep-set changes: a trial keeping every node of the rms model in fp32 is the
+// reference run, whose values are kept, so it runs nothing; others rerun part of the model. The cost adds up
+// the trials'.
+TEST(FixContract, CountsWhatTheIncrementalRunsExecuted) {
+  TempDir dir;
+  const nlohmann::json r = fix(dir, root_mean_square_model(dir), "", 0);
+  double sum = 0;
+  bool all_kept = false, partial = false;
+  for (const auto& t : r.at("trials")) {
+    const double cost = t.at("run_equivalents").get<double>();
+    EXPECT_LE(cost, 1.0) << t;
+    sum += cost;
+    if (t.at("kept") == 5) {
+      all_kept = true;
+      EXPECT_EQ(cost, 0.0) << t;
+    }
+    partial = partial || (cost > 0 && cost < 1);
+  }
+  EXPECT_TRUE(all_kept);
+  EXPECT_TRUE(partial);
+  const auto& cost = r.at("cost");
+  EXPECT_NEAR(cost.at("mixed_run_equivalents").get<double>(), sum, 1e-9);
+  EXPECT_LT(cost.at("mixed_run_equivalents").get<double>(), cost.at("mixed_runs").get<double>());
+  EXPECT_NEAR(cost.at("total_run_equivalents").get<double>(),
+              cost.at("audit_run_equivalents").get<double>() + cost.at("reference_runs").get<double>() + sum, 1e-9);
+}

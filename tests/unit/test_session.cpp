@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "model/loader.h"
+#include "runtime/precision.h"
 #include "runtime/session.h"
 #include "support/model_builder.h"
 
@@ -91,4 +92,68 @@ TEST(Session, UnknownOpsFailAtCreationNamingTheNode) {
               std::string::npos)
         << e.what();
   }
+}
+
+namespace {
+
+// x -> Mul 1.001 -> Mul 1.001 -> ... (6 nodes): every node's fp16 rounding shows in the output.
+std::shared_ptr<const Graph> scaling_chain() {
+  ModelBuilder b;
+  b.input("x", onnx::TensorProto::FLOAT, {64});
+  b.initializer("k", {}, {1.001f});
+  std::string prev = "x";
+  for (int i = 0; i < 6; ++i) {
+    const std::string out = std::string("v").append(std::to_string(i));
+    b.node("Mul", {prev, "k"}, {out});
+    prev = out;
+  }
+  b.output(prev);
+  return load_model_from_bytes(b.bytes(), ".", "scaling.onnx").graph;
+}
+
+// Every node in fp16 but `fp32_node`.
+StreamPlan mixed(const Session& session, size_t nodes, int fp32_node) {
+  StreamPlan plan;
+  for (size_t i = 0; i < nodes; ++i) {
+    const bool kept = static_cast<int>(i) == fp32_node;
+    plan.node_config.push_back(kept ? session.default_config() : config_for(Format::FP16));
+    plan.computes_in_format.push_back(!kept);
+  }
+  return plan;
+}
+
+}  // namespace
+
+// An incremental run (fix's keep-set search) takes the unchanged nodes' outputs from a recorded run and
+// gives, bit for bit, what a run of every node gives.
+TEST(Session, ARunReusingARecordEqualsAFullRun) {
+  const auto graph = scaling_chain();
+  const Session session(graph);
+  Tensor x = Tensor::zeros(DType::Float32, {64});
+  for (int i = 0; i < 64; ++i) x.data<float>()[i] = 1.f + 0.0123f * static_cast<float>(i);
+  const TensorMap feeds{{"x", x}};
+  RunRecord all_fp16;
+  StreamPlan first = mixed(session, 6, -1);
+  first.record = &all_fp16;
+  const Tensor before = session.run_streams(feeds, {first}).at(0).at("v5");
+  EXPECT_GT(all_fp16.nbytes(), 0u);
+  // Node 3 in fp32: nodes 0..2 need not run again.
+  StreamPlan full = mixed(session, 6, 3);
+  StreamPlan incremental = full;
+  incremental.reuse = &all_fp16;
+  incremental.reused = {true, true, true, false, false, false};
+  const Tensor want = session.run_streams(feeds, {full}).at(0).at("v5");
+  const Tensor got = session.run_streams(feeds, {incremental}).at(0).at("v5");
+  ASSERT_EQ(got.numel(), want.numel());
+  bool changed = false;
+  for (int64_t i = 0; i < want.numel(); ++i) {
+    EXPECT_EQ(got.data<float>()[i], want.data<float>()[i]) << i;
+    changed = changed || want.data<float>()[i] != before.data<float>()[i];
+  }
+  EXPECT_TRUE(changed) << "node 3 in fp32 should change the output";
+  // The reused values are the record's: a record that differs shows in the output.
+  for (Tensor& t : all_fp16.values)
+    if (t.defined()) t = Tensor::zeros(DType::Float32, {64});
+  incremental.reused = {true, false, false, false, false, false};
+  EXPECT_EQ(session.run_streams(feeds, {incremental}).at(0).at("v5").data<float>()[1], 0.f);
 }
