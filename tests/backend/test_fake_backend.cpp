@@ -204,20 +204,29 @@ nlohmann::json figures_of(const Model& model, const std::vector<TensorMap>& samp
   return j;
 }
 
+std::set<std::string> every_registered_op() {
+  std::set<std::string> ops;
+  for (const OpRegistry::Entry& e : OpRegistry::instance().entries()) ops.insert(e.op_type);
+  return ops;
+}
+
+// Two samples for the model's first input: ramps of very different scales.
+std::vector<TensorMap> ramp_samples(const Model& model) {
+  std::vector<TensorMap> samples;
+  const ValueInfo& in = model.graph->inputs.front();
+  for (int s = 0; s < 2; ++s)
+    samples.push_back({{in.name, ramp(in.dims, 0.5f + 1e3f * static_cast<float>(s), -0.75f)}});
+  return samples;
+}
+
 }  // namespace
 
 TEST_F(Fake, AuditsAreIdenticalWhicheverBackendRanEachNode) {
-  std::set<std::string> every_op;
-  for (const OpRegistry::Entry& e : OpRegistry::instance().entries()) every_op.insert(e.op_type);
   const std::vector<std::pair<std::string, Model>> models = {
       {"chain", chain_model()}, {"if", test::if_model()}, {"loop", test::loop_model()},
       {"loop_with_if", test::loop_with_if_model()}};
   for (const auto& [name, model] : models) {
-    std::vector<TensorMap> samples;
-    for (int s = 0; s < 2; ++s) {
-      const ValueInfo& in = model.graph->inputs.front();
-      samples.push_back({{in.name, ramp(in.dims, 0.5f + 1e3f * static_cast<float>(s), -0.75f)}});
-    }
+    const std::vector<TensorMap> samples = ramp_samples(model);
     const nlohmann::json cpu = figures_of(model, samples, "cpu");
     nlohmann::json placement;
     EXPECT_EQ(figures_of(model, samples, "fake", &placement), cpu) << name << ", some nodes on the fake";
@@ -227,7 +236,7 @@ TEST_F(Fake, AuditsAreIdenticalWhicheverBackendRanEachNode) {
     EXPECT_EQ(placement["device"]["numerics"].size(), 3u) << "reference, fp16, bf16";
     EXPECT_GT(placement["summary"]["uploads"].get<int64_t>(), 0) << name;
     EXPECT_EQ(placement["summary"]["fallback_nodes"].get<int64_t>(), static_cast<int64_t>(placement["fallbacks"].size()));
-    FakeOps everything(every_op);
+    FakeOps everything(every_registered_op());
     placement = nlohmann::json::object();
     EXPECT_EQ(figures_of(model, samples, "fake", &placement), cpu) << name << ", every node on the fake";
     EXPECT_EQ(placement["summary"]["fallback_nodes"], 0) << name;
@@ -273,17 +282,11 @@ class ProbesOnTheFake {
 // tensors there, only the chunks' statistics come back, and the figures are the host's, counts, extremes
 // and histograms exactly, sums to their last bits; nodes' values are no longer all downloaded.
 TEST_F(Fake, ProbesOnTheDeviceGiveTheHostsFiguresWithoutDownloadingEveryValue) {
-  std::set<std::string> every_op;
-  for (const OpRegistry::Entry& e : OpRegistry::instance().entries()) every_op.insert(e.op_type);
-  FakeOps everything(every_op);
+  FakeOps everything(every_registered_op());
   const std::vector<std::pair<std::string, Model>> models = {
       {"chain", chain_model()}, {"if", test::if_model()}, {"loop", test::loop_model()}};
   for (const auto& [name, model] : models) {
-    std::vector<TensorMap> samples;
-    for (int s = 0; s < 2; ++s) {
-      const ValueInfo& in = model.graph->inputs.front();
-      samples.push_back({{in.name, ramp(in.dims, 0.5f + 1e3f * static_cast<float>(s), -0.75f)}});
-    }
+    const std::vector<TensorMap> samples = ramp_samples(model);
     const nlohmann::json cpu = figures_of(model, samples, "cpu");
     nlohmann::json host_probed, device_probed;
     figures_of(model, samples, "fake", &host_probed);
