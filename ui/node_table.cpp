@@ -10,8 +10,8 @@ namespace mpa::ui {
 
 namespace {
 
-// Display order matches NodeColumn up to Cosine (Time is a filter field without a column).
-constexpr int kColumns = static_cast<int>(NodeColumn::Cosine) + 1;
+// Display order matches NodeColumn up to FixAfter (Time and FixKept are filter fields without a column).
+constexpr int kColumns = static_cast<int>(NodeColumn::FixAfter) + 1;
 
 struct ColumnSpec {
   const char* label;
@@ -31,6 +31,8 @@ constexpr ColumnSpec kColumnSpecs[kColumns] = {
     {"iso dB", "isolated SQNR: the node alone in the format, fed stored reference inputs"},
     {"prop dB", "propagated SQNR: the whole graph in the format"},
     {"cosine", "propagated cosine similarity to the reference"},
+    {"fix: all dB", "fix report: SQNR of the node's outputs with the whole model in the fix's target format"},
+    {"fix: kept dB", "fix report: SQNR of the node's outputs with the keep-set in FP32 (the verified mixed run)"},
 };
 static_assert(sizeof kColumnSpecs / sizeof kColumnSpecs[0] == kColumns, "one spec per column");
 
@@ -84,7 +86,7 @@ void NodeTablePanel::Draw(const ReportModel& model, DashboardSelection& selectio
   // In a narrow window (the inspector view) the name keeps a readable width and the table scrolls sideways;
   // otherwise the name takes whatever room the figures leave.
   const float name_width = ImGui::GetFontSize() * 16;
-  const bool narrow = ImGui::GetContentRegionAvail().x < ImGui::GetFontSize() * 62;
+  const bool narrow = ImGui::GetContentRegionAvail().x < ImGui::GetFontSize() * (model.fix() ? 76 : 62);
   ImGuiTableFlags flags = ImGuiTableFlags_Sortable | ImGuiTableFlags_SortMulti | ImGuiTableFlags_RowBg |
                           ImGuiTableFlags_BordersOuter | ImGuiTableFlags_BordersV | ImGuiTableFlags_Resizable |
                           ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingFixedFit;
@@ -95,6 +97,7 @@ void NodeTablePanel::Draw(const ReportModel& model, DashboardSelection& selectio
     ImGuiTableColumnFlags column_flags =
         c == column_index(NodeColumn::Index) ? ImGuiTableColumnFlags_DefaultSort : ImGuiTableColumnFlags_None;
     float width = 0;
+    if (c >= column_index(NodeColumn::FixBefore) && !model.fix()) column_flags |= ImGuiTableColumnFlags_Disabled;
     if (c == column_index(NodeColumn::Name)) {
       column_flags |= narrow ? ImGuiTableColumnFlags_WidthFixed : ImGuiTableColumnFlags_WidthStretch;
       width = narrow ? name_width : 0;
@@ -104,7 +107,7 @@ void NodeTablePanel::Draw(const ReportModel& model, DashboardSelection& selectio
   // Headers by hand so that each explains its column on hover.
   ImGui::TableNextRow(ImGuiTableRowFlags_Headers);
   for (int c = 0; c < kColumns; ++c) {
-    ImGui::TableSetColumnIndex(c);
+    if (!ImGui::TableSetColumnIndex(c)) continue;
     ImGui::TableHeader(kColumnSpecs[c].label);
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", kColumnSpecs[c].tooltip);
   }
@@ -141,6 +144,11 @@ void NodeTablePanel::Draw(const ReportModel& model, DashboardSelection& selectio
       const report::NodeStats& node = model.node(index);
       const NodeFigures& f = view.nodes[static_cast<size_t>(index)];
       ImGui::TableNextRow();
+      if (model.kept_by_fix(index)) {
+        ImVec4 tint = fix_keep_color();
+        tint.w = 0.22f;
+        ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1, ImGui::GetColorU32(tint));
+      }
       // A node a running audit has not reached yet: greyed, its figures empty.
       if (f.unmeasured()) ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
       ImGui::TableNextColumn();
@@ -157,6 +165,7 @@ void NodeTablePanel::Draw(const ReportModel& model, DashboardSelection& selectio
       ImGui::TextUnformatted(node.op_type.c_str());
       ImGui::TableNextColumn();
       verdict_badge(f);
+      fix_keep_tag(model, index);
       ImGui::TableNextColumn();
       health_pills(node_health(node, selection.target));
       ImGui::TableNextColumn();
@@ -175,6 +184,9 @@ void NodeTablePanel::Draw(const ReportModel& model, DashboardSelection& selectio
       ImGui::TextUnformatted(format_sqnr(f.propagated_sqnr_db).c_str());
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(format_number(f.propagated_cosine, "%.4f").c_str());
+      for (const NodeColumn fix_column : {NodeColumn::FixBefore, NodeColumn::FixAfter})
+        if (ImGui::TableNextColumn())
+          ImGui::TextUnformatted(format_sqnr(node_column_value(model, selection.target, index, fix_column)).c_str());
       if (f.unmeasured()) ImGui::PopStyleColor();
     }
   }
