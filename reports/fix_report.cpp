@@ -122,8 +122,8 @@ FixNodeRun node_run_from(const nlohmann::json& j) {
 
 std::optional<FixExport> export_from(const nlohmann::json& j) {
   if (j.is_null()) return std::nullopt;
-  FixExport e{j.at("path").get<std::string>(), j.at("format").get<std::string>(), j.at("keep_io_types").get<bool>(),
-              {}};
+  FixExport e{
+      j.at("path").get<std::string>(), j.at("format").get<std::string>(), j.at("keep_io_types").get<bool>(), {}};
   e.result.nodes_in_target = j.at("nodes_in_target").get<int64_t>();
   e.result.nodes_in_fp32 = j.at("nodes_in_fp32").get<int64_t>();
   e.result.casts_inserted = j.at("casts_inserted").get<int64_t>();

@@ -7,7 +7,8 @@ namespace mpa::ui {
 
 namespace {
 
-constexpr ImGuiTableFlags kFlags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_SizingFixedFit;
+constexpr ImGuiTableFlags kFlags =
+    ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_SizingFixedFit;
 
 // A gate's value, in the verdict colour of whether it held; "n/a" where there was nothing to measure.
 void gate_value(const report::FixGateValue& g) {
@@ -32,8 +33,10 @@ void gates_table(const report::FixReport& fix) {
     ImGui::TableNextColumn();
     gate_value(fix.before[i]);
     ImGui::TableNextColumn();
-    if (fix.met && i < fix.after.size()) gate_value(fix.after[i]);
-    else ImGui::TextDisabled("-");
+    if (fix.met && i < fix.after.size())
+      gate_value(fix.after[i]);
+    else
+      ImGui::TextDisabled("-");
   }
   ImGui::EndTable();
 }
@@ -87,11 +90,12 @@ void FixPanel::Draw(const ReportModel& model, DashboardSelection& selection, boo
   if (!fix->note.empty()) ImGui::TextWrapped("note: %s", fix->note.c_str());
   ImGui::Text("cost: %.2f full-run equivalents", fix->total_run_equivalents());
   ImGui::SameLine();
-  ImGui::TextDisabled("(audit %.2f, reference %lld, %lld mixed-precision runs %.2f; beside it: %lld runs of the "
-                      "presets, %lld for the per-node figures)",
-                      fix->audit_run_equivalents, static_cast<long long>(fix->reference_runs),
-                      static_cast<long long>(fix->mixed_runs), fix->mixed_run_equivalents,
-                      static_cast<long long>(fix->comparison_runs), static_cast<long long>(fix->node_figure_runs));
+  ImGui::TextDisabled(
+      "(audit %.2f, reference %lld, %lld mixed-precision runs %.2f; beside it: %lld runs of the "
+      "presets, %lld for the per-node figures)",
+      fix->audit_run_equivalents, static_cast<long long>(fix->reference_runs), static_cast<long long>(fix->mixed_runs),
+      fix->mixed_run_equivalents, static_cast<long long>(fix->comparison_runs),
+      static_cast<long long>(fix->node_figure_runs));
   gates_table(*fix);
   keep_table(model, selection, *fix);
   for (const report::PresetComparison& p : fix->presets) {

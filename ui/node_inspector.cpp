@@ -171,7 +171,8 @@ void fix_section(const ReportModel& model, int index) {
     ImGui::TextDisabled(fix->met ? "in %s with the keep-set" : "no keep-set meets the gates", fix->target.c_str());
   }
   const report::FixNode* figures = model.fix_figures(index);
-  if (!figures) return ImGui::TextDisabled("no per-node figures in the fix report (no float output, or an older report)");
+  if (!figures)
+    return ImGui::TextDisabled("no per-node figures in the fix report (no float output, or an older report)");
   if (!ImGui::BeginTable("fix", 3, kTableFlags)) return;
   ImGui::TableSetupColumn("worst output");
   ImGui::TableSetupColumn(("all " + fix->target).c_str());

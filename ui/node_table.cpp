@@ -10,8 +10,8 @@ namespace mpa::ui {
 
 namespace {
 
-// Display order matches NodeColumn up to FixAfter (Time and FixKept are filter fields without a column).
-constexpr int kColumns = static_cast<int>(NodeColumn::FixAfter) + 1;
+// Display order matches NodeColumn up to Cosine (Time and FixKept are filter fields without a column).
+constexpr int kColumns = static_cast<int>(NodeColumn::Cosine) + 1;
 
 struct ColumnSpec {
   const char* label;
@@ -22,8 +22,11 @@ constexpr ColumnSpec kColumnSpecs[kColumns] = {
     {"name", "node name"},
     {"op", "ONNX op type"},
     {"verdict", "against the selected target"},
-    {"health", "reference output values in the format: N NaN, I Inf or overflow, s subnormal, f flushed to zero, "
-               "n normal (pills only where the count is nonzero; sorts by NaN + Inf/overflow)"},
+    {"fix: all dB", "fix report: SQNR of the node's outputs with the whole model in the fix's target format"},
+    {"fix: kept dB", "fix report: SQNR of the node's outputs with the keep-set in FP32 (the verified mixed run)"},
+    {"health",
+     "reference output values in the format: N NaN, I Inf or overflow, s subnormal, f flushed to zero, "
+     "n normal (pills only where the count is nonzero; sorts by NaN + Inf/overflow)"},
     {"absmax", "largest |value| of the reference outputs"},
     {"headroom", "bits of range above absmax before the format's max finite value (negative: overflow)"},
     {"overflow", "reference values beyond the format's max finite value"},
@@ -31,8 +34,6 @@ constexpr ColumnSpec kColumnSpecs[kColumns] = {
     {"iso dB", "isolated SQNR: the node alone in the format, fed stored reference inputs"},
     {"prop dB", "propagated SQNR: the whole graph in the format"},
     {"cosine", "propagated cosine similarity to the reference"},
-    {"fix: all dB", "fix report: SQNR of the node's outputs with the whole model in the fix's target format"},
-    {"fix: kept dB", "fix report: SQNR of the node's outputs with the keep-set in FP32 (the verified mixed run)"},
 };
 static_assert(sizeof kColumnSpecs / sizeof kColumnSpecs[0] == kColumns, "one spec per column");
 
@@ -97,7 +98,8 @@ void NodeTablePanel::Draw(const ReportModel& model, DashboardSelection& selectio
     ImGuiTableColumnFlags column_flags =
         c == column_index(NodeColumn::Index) ? ImGuiTableColumnFlags_DefaultSort : ImGuiTableColumnFlags_None;
     float width = 0;
-    if (c >= column_index(NodeColumn::FixBefore) && !model.fix()) column_flags |= ImGuiTableColumnFlags_Disabled;
+    const bool fix_column = c == column_index(NodeColumn::FixBefore) || c == column_index(NodeColumn::FixAfter);
+    if (fix_column && !model.fix()) column_flags |= ImGuiTableColumnFlags_Disabled;
     if (c == column_index(NodeColumn::Name)) {
       column_flags |= narrow ? ImGuiTableColumnFlags_WidthFixed : ImGuiTableColumnFlags_WidthStretch;
       width = narrow ? name_width : 0;
@@ -166,6 +168,9 @@ void NodeTablePanel::Draw(const ReportModel& model, DashboardSelection& selectio
       ImGui::TableNextColumn();
       verdict_badge(f);
       fix_keep_tag(model, index);
+      for (const NodeColumn fix_column : {NodeColumn::FixBefore, NodeColumn::FixAfter})
+        if (ImGui::TableNextColumn())
+          ImGui::TextUnformatted(format_sqnr(node_column_value(model, selection.target, index, fix_column)).c_str());
       ImGui::TableNextColumn();
       health_pills(node_health(node, selection.target));
       ImGui::TableNextColumn();
@@ -184,9 +189,6 @@ void NodeTablePanel::Draw(const ReportModel& model, DashboardSelection& selectio
       ImGui::TextUnformatted(format_sqnr(f.propagated_sqnr_db).c_str());
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(format_number(f.propagated_cosine, "%.4f").c_str());
-      for (const NodeColumn fix_column : {NodeColumn::FixBefore, NodeColumn::FixAfter})
-        if (ImGui::TableNextColumn())
-          ImGui::TextUnformatted(format_sqnr(node_column_value(model, selection.target, index, fix_column)).c_str());
       if (f.unmeasured()) ImGui::PopStyleColor();
     }
   }

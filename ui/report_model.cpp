@@ -147,9 +147,8 @@ const std::vector<int>& ReportModel::consumers_of(const std::string& tensor) con
 }
 
 void ReportModel::attach_fix(report::FixReport fix, const std::string& path) {
-  require(fix.model_sha256 == report_.model_sha256,
-          path + ": a fix report of another model (" + fix.model_path + ") than " + path_ + "'s (" + report_.model_path +
-              ")");
+  require(fix.model_sha256 == report_.model_sha256, path + ": a fix report of another model (" + fix.model_path +
+                                                        ") than " + path_ + "'s (" + report_.model_path + ")");
   require(std::find(targets().begin(), targets().end(), fix.target) != targets().end(),
           path + ": its target " + fix.target + " is not audited in " + path_);
   kept_by_fix_.assign(report_.nodes.size(), -1);
@@ -168,7 +167,8 @@ void ReportModel::attach_fix(report::FixReport fix, const std::string& path) {
     kept_by_fix_[static_cast<size_t>(index)] = static_cast<int>(k);
   }
   for (size_t n = 0; n < fix.nodes.size(); ++n)
-    if (const int index = top_level(fix.nodes[n].node); index >= 0) fix_figures_[static_cast<size_t>(index)] = static_cast<int>(n);
+    if (const int index = top_level(fix.nodes[n].node); index >= 0)
+      fix_figures_[static_cast<size_t>(index)] = static_cast<int>(n);
   fix_ = std::move(fix);
 }
 

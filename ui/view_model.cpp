@@ -55,10 +55,17 @@ struct FieldName {
   NodeColumn column;
 };
 constexpr FieldName kFieldNames[] = {
-    {"index", NodeColumn::Index},      {"absmax", NodeColumn::Absmax},          {"headroom", NodeColumn::Headroom},
-    {"overflow", NodeColumn::Overflow}, {"flush", NodeColumn::Flushed},         {"iso.sqnr_db", NodeColumn::Isolated},
-    {"prop.sqnr_db", NodeColumn::Propagated}, {"cosine", NodeColumn::Cosine},   {"time", NodeColumn::Time},
-    {"fix.kept", NodeColumn::FixKept},  {"fix.before.sqnr_db", NodeColumn::FixBefore},
+    {"index", NodeColumn::Index},
+    {"absmax", NodeColumn::Absmax},
+    {"headroom", NodeColumn::Headroom},
+    {"overflow", NodeColumn::Overflow},
+    {"flush", NodeColumn::Flushed},
+    {"iso.sqnr_db", NodeColumn::Isolated},
+    {"prop.sqnr_db", NodeColumn::Propagated},
+    {"cosine", NodeColumn::Cosine},
+    {"time", NodeColumn::Time},
+    {"fix.kept", NodeColumn::FixKept},
+    {"fix.before.sqnr_db", NodeColumn::FixBefore},
     {"fix.after.sqnr_db", NodeColumn::FixAfter},
 };
 

@@ -18,8 +18,22 @@ namespace mpa::ui {
 // the whole model in the target format and with the keep-set) only with a fix report; Time and FixKept (1 for
 // the fix's keep-set, else 0) are filter fields only (no column of their own).
 enum class NodeColumn {
-  Index, Name, Op, Verdict, Health, Absmax, Headroom, Overflow, Flushed, Isolated, Propagated, Cosine,
-  FixBefore, FixAfter, Time, FixKept
+  Index,
+  Name,
+  Op,
+  Verdict,
+  FixBefore,
+  FixAfter,
+  Health,
+  Absmax,
+  Headroom,
+  Overflow,
+  Flushed,
+  Isolated,
+  Propagated,
+  Cosine,
+  Time,
+  FixKept
 };
 
 // A column's numeric value for a node against a target: NaN when not measured (Name and Op have none).

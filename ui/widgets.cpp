@@ -48,8 +48,8 @@ ImVec4 fix_keep_color() { return ImVec4(0.80f, 0.47f, 0.98f, 1.0f); }
 std::string kept_because(const report::KeptNode& kept) {
   std::string text;
   for (const report::FixGateValue& g : kept.needed_because)
-    text += (text.empty() ? "" : "; ") + g.gate + " on '" + g.output + "' = " + format_number(g.value, "%.4g") +
-            (g.held ? "" : " (fails)");
+    text += (text.empty() ? "" : "; ") + g.gate + " on '" + g.output +
+            "' = " + (std::isnan(g.value) ? "n/a" : format_number(g.value, "%.4g")) + (g.held ? "" : " (fails)");
   return text.empty() ? "in the keep-set (not shown each needed: the search stopped short)" : "without it " + text;
 }
 
@@ -59,8 +59,8 @@ void fix_keep_tag(const ReportModel& model, int node_index) {
   ImGui::SameLine();
   ImGui::TextColored(fix_keep_color(), "KEEP");
   if (ImGui::IsItemHovered())
-    ImGui::SetTooltip("fix keeps it in FP32: %s\naudit in %s: %s", kept_because(*kept).c_str(), model.fix()->target.c_str(),
-                      kept->audit_verdict.c_str());
+    ImGui::SetTooltip("fix keeps it in FP32: %s\naudit in %s: %s", kept_because(*kept).c_str(),
+                      model.fix()->target.c_str(), kept->audit_verdict.c_str());
 }
 
 std::string format_number(double value, const char* format) {

@@ -79,7 +79,8 @@ Action add_view(CLI::App& app) {
                  "write per-node figures of the first target as Model Explorer node data (JSON) and exit; no window");
   app.add_option("--graph-id", options->graph_id, "graph id in the node data file (default main_graph, torch.onnx's name)");
   return [options, audit_args, audit_options, view_text, metric_text] {
-    if (!options->fix_path.empty() && (is_model_path(options->report_path) || ui::is_tensors_report(options->report_path)))
+    if (!options->fix_path.empty() &&
+        (is_model_path(options->report_path) || ui::is_tensors_report(options->report_path)))
       fail("--fix shows a fix report over the audit report of the same model (`mpaudit fix --audit-json`), not over " +
            options->report_path);
     if (ui::is_tensors_report(options->report_path)) {

@@ -147,8 +147,8 @@ TEST_F(DashboardScreenshot, GraphColouredByAnotherMetricWithEveryGroupOpen) {
 // --fix. A fix report of another model is a one-line error.
 TEST_F(DashboardScreenshot, FixReportMarksTheKeepSetInTableAndGraph) {
   const std::string fix = (*dir_ / "fix.json").string();
-  const CliResult made = run_cli(*dir_, "fix " + kDemo + "tiny_attention.onnx " + kAttentionInputs +
-                                            " --target fp16 --quiet --json " + fix);
+  const CliResult made = run_cli(
+      *dir_, "fix " + kDemo + "tiny_attention.onnx " + kAttentionInputs + " --target fp16 --quiet --json " + fix);
   ASSERT_EQ(made.exit_code, 0) << made.err;
   const nlohmann::json report = nlohmann::json::parse(mpa::test::read_whole_file(fix));
   ASSERT_FALSE(report.at("keep").empty()) << "the attention block's fp16 traps need keeping";
@@ -163,7 +163,8 @@ TEST_F(DashboardScreenshot, FixReportMarksTheKeepSetInTableAndGraph) {
   const CliResult cnn = run_cli(*dir_, "fix " + kDemo + "tiny_cnn.onnx --input image=" + kDemo +
                                            "digit.npy --target fp16 --quiet --json " + other);
   ASSERT_EQ(cnn.exit_code, 0) << cnn.err;
-  const CliResult wrong = view_under_xvfb(attention_ + " --fix " + other + " --screenshot " + (*dir_ / "x.png").string());
+  const CliResult wrong =
+      view_under_xvfb(attention_ + " --fix " + other + " --screenshot " + (*dir_ / "x.png").string());
   mpa::test::expect_clean_error(wrong, {"a fix report of another model"});
 }
 
