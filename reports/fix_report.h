@@ -2,6 +2,7 @@
 // each kept node is needed, the gates before and after, every mixed-precision run the search made, and its
 // cost. Deterministic for the same model, inputs and options: no clock, no machine facts. NaN is null.
 #pragma once
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -42,6 +43,22 @@ struct PresetComparison {
   std::vector<FixGateValue> gates;
 };
 
+// A node's float outputs against the reference in one run, the worst over them: the smallest SQNR, the
+// largest errors, the NaN/Inf summed. NaN where nothing was measured (no finite reference element).
+struct FixNodeRun {
+  double sqnr_db = NAN, max_rel_err = NAN, max_abs_err = NAN;
+  int64_t nonfinite = 0;
+};
+
+// Every top-level node with a float output: how far it is from the reference with the whole model in the
+// target format (before) and with the keep-set (after; absent when no keep-set meets the gates).
+struct FixNode {
+  std::string node, op_type;
+  bool kept = false;
+  FixNodeRun before;
+  std::optional<FixNodeRun> after;
+};
+
 // What --export-onnx wrote.
 struct FixExport {
   std::string path;
@@ -62,6 +79,7 @@ struct FixReport {
   std::vector<FixGateValue> before, after;  // all in the target format; with the keep-set
   std::vector<FixTrial> trials;
   std::vector<PresetComparison> presets;
+  std::vector<FixNode> nodes;  // absent from reports written before they were added
   // Cost in full-run equivalents (one run of the model over every sample): the audit that seeds the search
   // (reference, target and isolated passes), the reference outputs, and what the mixed-precision runs
   // executed (`mixed_runs` of them, each rerunning only what its keep-set changes).
@@ -71,6 +89,9 @@ struct FixReport {
   // Runs for the presets the search had not already judged, and the reference if only they needed it (not in
   // the search's cost).
   int64_t comparison_runs = 0;
+  // Runs for the per-node figures (the reference, all in the target format, the keep-set), not in the search's
+  // cost either.
+  int64_t node_figure_runs = 0;
   std::optional<FixExport> exported;  // null in the JSON without --export-onnx
 
   double total_run_equivalents() const {
@@ -80,5 +101,9 @@ struct FixReport {
 
 nlohmann::ordered_json to_json(const FixReport& report);
 std::string serialize(const FixReport& report);  // deterministic text, 1-space indent
+// The report as written; fails (mpa::Error) naming the field where it does not follow the schema.
+FixReport fix_report_from_json(const nlohmann::json& j);
+// Reads and checks a fix report file; errors name the file.
+FixReport read_fix_report(const std::string& path);
 
 }  // namespace mpa::report

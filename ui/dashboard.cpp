@@ -52,6 +52,7 @@ struct Session {
   ReportCardPanel card;
   HistogramsPanel histograms;
   WhatIfPanel what_if;
+  FixPanel fix;
 };
 
 std::unique_ptr<Session> open_session(std::unique_ptr<ReportModel> model_to_show, const DashboardOptions& options) {
@@ -59,8 +60,13 @@ std::unique_ptr<Session> open_session(std::unique_ptr<ReportModel> model_to_show
   session->model = std::move(model_to_show);
   const ReportModel& model = *session->model;
   DashboardSelection& selection = session->selection;
-  selection.target = model.targets().empty() ? std::string() : model.targets().front();
+  selection.target = model.fix()               ? model.fix()->target
+                     : model.targets().empty() ? std::string()
+                                               : model.targets().front();
   if (!selection.target.empty()) selection.select_node(model.target_view(selection.target).unsafe.first_node);
+  // With a fix report, its first kept node: what its before/after figures are about.
+  if (model.fix() && !model.fix()->keep.empty())
+    selection.select_node(model.node_index(model.fix()->keep.front().node));
   session->graph.metric = options.graph_metric;
   session->graph.expand_all_at_start = options.expand_all;
   session->graph.fit_all_at_start = options.fit_graph;
@@ -124,15 +130,24 @@ void draw_view(DashboardView view, Session& s, ImGuiCond condition) {
   switch (view) {
     case DashboardView::Table: {
       // Header across the top; alerts, divergence plot and node table down the left; inspector right.
+      // With a fix report, the fix's summary takes the place of the alerts and the plot, the table the rest.
       constexpr float kAlerts = 0.15f, kPlot = 0.32f, kLeft = 0.60f;
       place_next_window({0, 0, 1, kHeader}, condition);
       s.header.Draw(model, selection, nullptr);
-      place_next_window({0, kHeader, kLeft, kAlerts}, condition);
-      s.alerts.Draw(model, selection, nullptr);
-      place_next_window({0, kHeader + kAlerts, kLeft, kPlot}, condition);
-      s.divergence_plot.Draw(model, selection, nullptr);
-      place_next_window({0, kHeader + kAlerts + kPlot, kLeft, 1 - kHeader - kAlerts - kPlot}, condition);
-      s.node_table.Draw(model, selection, nullptr);
+      if (model.fix()) {
+        constexpr float kFix = 0.30f;
+        place_next_window({0, kHeader, kLeft, kFix}, condition);
+        s.fix.Draw(model, selection, nullptr);
+        place_next_window({0, kHeader + kFix, kLeft, 1 - kHeader - kFix}, condition);
+        s.node_table.Draw(model, selection, nullptr);
+      } else {
+        place_next_window({0, kHeader, kLeft, kAlerts}, condition);
+        s.alerts.Draw(model, selection, nullptr);
+        place_next_window({0, kHeader + kAlerts, kLeft, kPlot}, condition);
+        s.divergence_plot.Draw(model, selection, nullptr);
+        place_next_window({0, kHeader + kAlerts + kPlot, kLeft, 1 - kHeader - kAlerts - kPlot}, condition);
+        s.node_table.Draw(model, selection, nullptr);
+      }
       draw_inspector_column(kLeft, s, condition);
       break;
     }
@@ -466,8 +481,9 @@ int run_dashboard(const DashboardOptions& options) {
   }
   std::unique_ptr<Session> session;
   if (!options.audit) {
-    session = open_session(std::make_unique<ReportModel>(report::read_report(options.report_path), options.report_path),
-                           options);
+    auto model = std::make_unique<ReportModel>(report::read_report(options.report_path), options.report_path);
+    if (!options.fix_path.empty()) model->attach_fix(report::read_fix_report(options.fix_path), options.fix_path);
+    session = open_session(std::move(model), options);
     apply_start_options(*session, options);
   }
   const bool headless = !options.screenshot_path.empty() || options.bench_frames > 0;

@@ -16,6 +16,7 @@ struct DashboardOptions {
   std::string report_path;             // a report, or the model that `audit` audits
   AuditRunner audit;                   // set: report_path is a model, audited on a worker thread (`view MODEL.onnx`)
   std::vector<std::string> keep_fp32;  // with `audit`: the nodes pinned to FP32 in the first run
+  std::string fix_path;                // a fix report shown over the report (not with `audit`)
   std::string screenshot_path;  // empty: interactive
   int width = 1400, height = 900;
   std::string selected_node;    // preselected in the inspector (empty: the first unsafe node, if any)

@@ -334,6 +334,13 @@ void GraphPanel::Draw(const ReportModel& model, DashboardSelection& selection, b
       if (ImGui::Selectable(metric_name(m), m == metric)) metric = m;
     ImGui::EndCombo();
   }
+  if (const report::FixReport* fix = model.fix()) {
+    ImGui::SameLine();
+    ImGui::TextColored(fix_keep_color(), "[KEEP]");
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("outlined: the %zu node%s fix keeps in FP32 (and the groups holding them)", fix->keep.size(),
+                        fix->keep.size() == 1 ? "" : "s");
+  }
   ImGui::SameLine();
   if (ImGui::Button("Fit")) s.fit_pending = true;
   ImGui::SameLine();
@@ -596,14 +603,22 @@ void GraphPanel::Draw(const ReportModel& model, DashboardSelection& selection, b
         x += w;
       }
     }
+    // Fix's keep-set: a ring in its colour outside the box, around a closed group holding one too.
+    const bool kept_by_fix =
+        model.fix() && (item.is_group ? std::any_of(tree.scope(item.id).nodes.begin(), tree.scope(item.id).nodes.end(),
+                                                    [&](int n) { return model.kept_by_fix(n); })
+                                      : model.kept_by_fix(item.id) != nullptr);
+    if (kept_by_fix)
+      draw->AddRect(ImVec2(lo.x - 6, lo.y - 6), ImVec2(hi.x + 6, hi.y + 6), ImGui::GetColorU32(fix_keep_color()),
+                    rounding, 0, 3);
     if (static_cast<int>(i) == selected_item) draw->AddRect(ImVec2(lo.x - 3, lo.y - 3), ImVec2(hi.x + 3, hi.y + 3), IM_COL32(255, 255, 255, 255), rounding, 0, 3);
     else if (item.is_group) draw->AddRect(lo, hi, IM_COL32(230, 230, 240, 200), rounding, 0, 1.5f);
     if (show_labels) {
       const ImVec4 clip(lo.x + 3, lo.y, hi.x - 3, hi.y);
       const bool kept_fp32 =
           !item.is_group && model.target_view(selection.target).nodes[static_cast<size_t>(item.id)].kept_fp32;
-      const std::string title =
-          std::string(tone_mark(tone)) + (kept_fp32 ? "[FP32] " : "") + item_title(model, tree, item);
+      const std::string title = std::string(tone_mark(tone)) + (kept_fp32 ? "[FP32] " : "") +
+                                (kept_by_fix ? "[KEEP] " : "") + item_title(model, tree, item);
       const float text_y = show_two_lines ? lo.y + 3 : (lo.y + hi.y - line_height) / 2;
       draw->AddText(ImGui::GetFont(), ImGui::GetFontSize(), ImVec2(lo.x + 6, text_y), IM_COL32(0, 0, 0, 255), title.c_str(),
                     nullptr, 0, &clip);

@@ -157,6 +157,37 @@ void neighbours(const ReportModel& model, DashboardSelection& selection, const r
 
 }  // namespace
 
+// A fix report's view of the node: kept or not and why, and its outputs against the reference with the whole
+// model in the fix's target format and with the keep-set in FP32.
+void fix_section(const ReportModel& model, int index) {
+  const report::FixReport* fix = model.fix();
+  if (!fix) return;
+  section_title(("fix (" + fix->target + ")").c_str());
+  if (const report::KeptNode* kept = model.kept_by_fix(index)) {
+    ImGui::TextColored(fix_keep_color(), "kept in FP32");
+    ImGui::SameLine();
+    ImGui::TextWrapped("%s", kept_because(*kept).c_str());
+  } else {
+    ImGui::TextDisabled(fix->met ? "in %s with the keep-set" : "no keep-set meets the gates", fix->target.c_str());
+  }
+  const report::FixNode* figures = model.fix_figures(index);
+  if (!figures)
+    return ImGui::TextDisabled("no per-node figures in the fix report (no float output, or an older report)");
+  if (!ImGui::BeginTable("fix", 3, kTableFlags)) return;
+  ImGui::TableSetupColumn("worst output");
+  ImGui::TableSetupColumn(("all " + fix->target).c_str());
+  ImGui::TableSetupColumn("with the keep-set");
+  ImGui::TableHeadersRow();
+  const report::FixNodeRun none;
+  const report::FixNodeRun& after = figures->after ? *figures->after : none;
+  const auto after_text = [&](std::string text) { return figures->after ? text : std::string("-"); };
+  table_row("SQNR dB", {format_sqnr(figures->before.sqnr_db), after_text(format_sqnr(after.sqnr_db))});
+  table_row("max rel err", {format_number(figures->before.max_rel_err), after_text(format_number(after.max_rel_err))});
+  table_row("max abs err", {format_number(figures->before.max_abs_err), after_text(format_number(after.max_abs_err))});
+  table_row("NaN/Inf", {count_text(figures->before.nonfinite), after_text(count_text(after.nonfinite))});
+  ImGui::EndTable();
+}
+
 // [SECTION] The panel
 
 void NodeInspectorPanel::Draw(const ReportModel& model, DashboardSelection& selection, bool* open) {
@@ -213,6 +244,7 @@ void NodeInspectorPanel::Draw(const ReportModel& model, DashboardSelection& sele
     reasons_table(node_target->second);
     consequence_lines(model, selection, node_target->second);
   }
+  fix_section(model, selection.node);
   neighbours(model, selection, node);
   weights_table(node, target);
 

@@ -10,7 +10,7 @@ namespace mpa::ui {
 
 namespace {
 
-// Display order matches NodeColumn up to Cosine (Time is a filter field without a column).
+// Display order matches NodeColumn up to Cosine (Time and FixKept are filter fields without a column).
 constexpr int kColumns = static_cast<int>(NodeColumn::Cosine) + 1;
 
 struct ColumnSpec {
@@ -22,8 +22,11 @@ constexpr ColumnSpec kColumnSpecs[kColumns] = {
     {"name", "node name"},
     {"op", "ONNX op type"},
     {"verdict", "against the selected target"},
-    {"health", "reference output values in the format: N NaN, I Inf or overflow, s subnormal, f flushed to zero, "
-               "n normal (pills only where the count is nonzero; sorts by NaN + Inf/overflow)"},
+    {"fix: all dB", "fix report: SQNR of the node's outputs with the whole model in the fix's target format"},
+    {"fix: kept dB", "fix report: SQNR of the node's outputs with the keep-set in FP32 (the verified mixed run)"},
+    {"health",
+     "reference output values in the format: N NaN, I Inf or overflow, s subnormal, f flushed to zero, "
+     "n normal (pills only where the count is nonzero; sorts by NaN + Inf/overflow)"},
     {"absmax", "largest |value| of the reference outputs"},
     {"headroom", "bits of range above absmax before the format's max finite value (negative: overflow)"},
     {"overflow", "reference values beyond the format's max finite value"},
@@ -84,7 +87,7 @@ void NodeTablePanel::Draw(const ReportModel& model, DashboardSelection& selectio
   // In a narrow window (the inspector view) the name keeps a readable width and the table scrolls sideways;
   // otherwise the name takes whatever room the figures leave.
   const float name_width = ImGui::GetFontSize() * 16;
-  const bool narrow = ImGui::GetContentRegionAvail().x < ImGui::GetFontSize() * 62;
+  const bool narrow = ImGui::GetContentRegionAvail().x < ImGui::GetFontSize() * (model.fix() ? 76 : 62);
   ImGuiTableFlags flags = ImGuiTableFlags_Sortable | ImGuiTableFlags_SortMulti | ImGuiTableFlags_RowBg |
                           ImGuiTableFlags_BordersOuter | ImGuiTableFlags_BordersV | ImGuiTableFlags_Resizable |
                           ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingFixedFit;
@@ -95,6 +98,8 @@ void NodeTablePanel::Draw(const ReportModel& model, DashboardSelection& selectio
     ImGuiTableColumnFlags column_flags =
         c == column_index(NodeColumn::Index) ? ImGuiTableColumnFlags_DefaultSort : ImGuiTableColumnFlags_None;
     float width = 0;
+    const bool fix_column = c == column_index(NodeColumn::FixBefore) || c == column_index(NodeColumn::FixAfter);
+    if (fix_column && !model.fix()) column_flags |= ImGuiTableColumnFlags_Disabled;
     if (c == column_index(NodeColumn::Name)) {
       column_flags |= narrow ? ImGuiTableColumnFlags_WidthFixed : ImGuiTableColumnFlags_WidthStretch;
       width = narrow ? name_width : 0;
@@ -104,7 +109,7 @@ void NodeTablePanel::Draw(const ReportModel& model, DashboardSelection& selectio
   // Headers by hand so that each explains its column on hover.
   ImGui::TableNextRow(ImGuiTableRowFlags_Headers);
   for (int c = 0; c < kColumns; ++c) {
-    ImGui::TableSetColumnIndex(c);
+    if (!ImGui::TableSetColumnIndex(c)) continue;
     ImGui::TableHeader(kColumnSpecs[c].label);
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", kColumnSpecs[c].tooltip);
   }
@@ -141,6 +146,11 @@ void NodeTablePanel::Draw(const ReportModel& model, DashboardSelection& selectio
       const report::NodeStats& node = model.node(index);
       const NodeFigures& f = view.nodes[static_cast<size_t>(index)];
       ImGui::TableNextRow();
+      if (model.kept_by_fix(index)) {
+        ImVec4 tint = fix_keep_color();
+        tint.w = 0.22f;
+        ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1, ImGui::GetColorU32(tint));
+      }
       // A node a running audit has not reached yet: greyed, its figures empty.
       if (f.unmeasured()) ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
       ImGui::TableNextColumn();
@@ -157,6 +167,10 @@ void NodeTablePanel::Draw(const ReportModel& model, DashboardSelection& selectio
       ImGui::TextUnformatted(node.op_type.c_str());
       ImGui::TableNextColumn();
       verdict_badge(f);
+      fix_keep_tag(model, index);
+      for (const NodeColumn fix_column : {NodeColumn::FixBefore, NodeColumn::FixAfter})
+        if (ImGui::TableNextColumn())
+          ImGui::TextUnformatted(format_sqnr(node_column_value(model, selection.target, index, fix_column)).c_str());
       ImGui::TableNextColumn();
       health_pills(node_health(node, selection.target));
       ImGui::TableNextColumn();

@@ -105,6 +105,12 @@ struct WhatIfPanel {
   void Draw(const ReportModel& model, DashboardSelection& selection, bool* open);
 };
 
+// A fix report over the audit (`view --fix`): gates before and after, the kept nodes and why, the recipes,
+// the cost; empty without one.
+struct FixPanel {
+  void Draw(const ReportModel& model, DashboardSelection& selection, bool* open);
+};
+
 // [SECTION] Shared look: one place for the verdict colours and number formatting every panel uses.
 ImVec4 verdict_color(report::Verdict verdict);
 void verdict_badge(report::Verdict verdict);  // coloured SAFE/WARN/UNSAFE text
@@ -113,6 +119,11 @@ void gate_badge(const ReportModel& model, bool pass);
 // The node's verdict, "pending" in grey while a running audit has not reached it, and an FP32 tag where the
 // target's runs computed it in FP32.
 void verdict_badge(const NodeFigures& figures);
+// A fix report's keep-set (`view --fix`): its colour (no verdict colour), why a kept node is needed (the gates
+// that fail without it), and a KEEP tag after the previous item, the reason on hover (nothing for other nodes).
+ImVec4 fix_keep_color();
+std::string kept_because(const report::KeptNode& kept);
+void fix_keep_tag(const ReportModel& model, int node_index);
 // "%.3g", or "-" for NaN (not measured), "inf"/"-inf" as they are.
 std::string format_number(double value, const char* format = "%.3g");
 // SQNR in dB: "exact" at the report's cap (no error at all), "-" when not measured.

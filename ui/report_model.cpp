@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 
+#include "common/error.h"
 #include "probes/format_fit.h"
 
 namespace mpa::ui {
@@ -143,6 +144,42 @@ const std::vector<int>& ReportModel::consumers_of(const std::string& tensor) con
   static const std::vector<int> kNone;
   const auto it = consumers_by_tensor_.find(tensor);
   return it == consumers_by_tensor_.end() ? kNone : it->second;
+}
+
+void ReportModel::attach_fix(report::FixReport fix, const std::string& path) {
+  require(fix.model_sha256 == report_.model_sha256, path + ": a fix report of another model (" + fix.model_path +
+                                                        ") than " + path_ + "'s (" + report_.model_path + ")");
+  require(std::find(targets().begin(), targets().end(), fix.target) != targets().end(),
+          path + ": its target " + fix.target + " is not audited in " + path_);
+  kept_by_fix_.assign(report_.nodes.size(), -1);
+  fix_figures_.assign(report_.nodes.size(), -1);
+  // Fix names top-level nodes only; a subgraph's node of the same name is not the one it means.
+  std::map<std::string, int> top_level_nodes;
+  for (int index = 0; index < node_count(); ++index)
+    if (node(index).scope.empty()) top_level_nodes.emplace(node(index).name, index);
+  const auto top_level = [&](const std::string& name) {
+    const auto it = top_level_nodes.find(name);
+    return it == top_level_nodes.end() ? -1 : it->second;
+  };
+  for (size_t k = 0; k < fix.keep.size(); ++k) {
+    const int index = top_level(fix.keep[k].node);
+    require(index >= 0, path + ": keeps node '" + fix.keep[k].node + "', which " + path_ + " does not have");
+    kept_by_fix_[static_cast<size_t>(index)] = static_cast<int>(k);
+  }
+  for (size_t n = 0; n < fix.nodes.size(); ++n)
+    if (const int index = top_level(fix.nodes[n].node); index >= 0)
+      fix_figures_[static_cast<size_t>(index)] = static_cast<int>(n);
+  fix_ = std::move(fix);
+}
+
+const report::KeptNode* ReportModel::kept_by_fix(int index) const {
+  if (!fix_ || kept_by_fix_[static_cast<size_t>(index)] < 0) return nullptr;
+  return &fix_->keep[static_cast<size_t>(kept_by_fix_[static_cast<size_t>(index)])];
+}
+
+const report::FixNode* ReportModel::fix_figures(int index) const {
+  if (!fix_ || fix_figures_[static_cast<size_t>(index)] < 0) return nullptr;
+  return &fix_->nodes[static_cast<size_t>(fix_figures_[static_cast<size_t>(index)])];
 }
 
 }  // namespace mpa::ui

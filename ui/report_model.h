@@ -9,9 +9,11 @@
 #include <cmath>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "reports/fix_report.h"
 #include "reports/report.h"
 
 namespace mpa::ui {
@@ -82,6 +84,15 @@ class ReportModel {
   // No two models made in this process share it (an address can be reused): what a panel's cache is keyed by.
   uint64_t identity() const { return identity_; }
 
+  // A fix report over this audit (`mpaudit view AUDIT.json --fix FIX.json`): the keep-set highlighted, each
+  // node's figures with the whole model in the target format and with the set. Fails (mpa::Error) naming
+  // `path` when it is of another model, its target is not audited here, or it keeps a node this report lacks.
+  void attach_fix(report::FixReport fix, const std::string& path);
+  const report::FixReport* fix() const { return fix_ ? &*fix_ : nullptr; }
+  // The node's entry in the fix report's keep-set and per-node figures; null where it has none.
+  const report::KeptNode* kept_by_fix(int index) const;
+  const report::FixNode* fix_figures(int index) const;
+
  private:
   report::Report report_;
   std::string path_;
@@ -93,6 +104,8 @@ class ReportModel {
   bool partial_ = false;
   size_t structure_hash_ = 0;
   uint64_t identity_;
+  std::optional<report::FixReport> fix_;
+  std::vector<int> kept_by_fix_, fix_figures_;  // per node: index into fix_->keep / fix_->nodes, or -1
 };
 
 class PinSet;

@@ -27,6 +27,15 @@ double node_column_value(const ReportModel& model, const std::string& target, in
     case NodeColumn::Propagated: return f.propagated_sqnr_db;
     case NodeColumn::Cosine: return f.propagated_cosine;
     case NodeColumn::Time: return model.node(node).time_ms_total;
+    case NodeColumn::FixKept: return model.fix() ? double(model.kept_by_fix(node) != nullptr) : NAN;
+    case NodeColumn::FixBefore: {
+      const report::FixNode* fix = model.fix_figures(node);
+      return fix ? fix->before.sqnr_db : NAN;
+    }
+    case NodeColumn::FixAfter: {
+      const report::FixNode* fix = model.fix_figures(node);
+      return fix && fix->after ? fix->after->sqnr_db : NAN;
+    }
     case NodeColumn::Name:
     case NodeColumn::Op: break;
   }
@@ -46,9 +55,18 @@ struct FieldName {
   NodeColumn column;
 };
 constexpr FieldName kFieldNames[] = {
-    {"index", NodeColumn::Index},      {"absmax", NodeColumn::Absmax},          {"headroom", NodeColumn::Headroom},
-    {"overflow", NodeColumn::Overflow}, {"flush", NodeColumn::Flushed},         {"iso.sqnr_db", NodeColumn::Isolated},
-    {"prop.sqnr_db", NodeColumn::Propagated}, {"cosine", NodeColumn::Cosine},   {"time", NodeColumn::Time},
+    {"index", NodeColumn::Index},
+    {"absmax", NodeColumn::Absmax},
+    {"headroom", NodeColumn::Headroom},
+    {"overflow", NodeColumn::Overflow},
+    {"flush", NodeColumn::Flushed},
+    {"iso.sqnr_db", NodeColumn::Isolated},
+    {"prop.sqnr_db", NodeColumn::Propagated},
+    {"cosine", NodeColumn::Cosine},
+    {"time", NodeColumn::Time},
+    {"fix.kept", NodeColumn::FixKept},
+    {"fix.before.sqnr_db", NodeColumn::FixBefore},
+    {"fix.after.sqnr_db", NodeColumn::FixAfter},
 };
 
 }  // namespace
@@ -80,7 +98,8 @@ NodeFilter NodeFilter::parse(std::string_view text) {
                                     [&](const FieldName& f) { return f.name == field; });
     if (named == std::end(kFieldNames)) {
       filter.error_ = "unknown field '" + parts[1].str() +
-                      "' (index absmax headroom overflow flush iso.sqnr_db prop.sqnr_db cosine time)";
+                      "' (index absmax headroom overflow flush iso.sqnr_db prop.sqnr_db cosine time fix.kept "
+                      "fix.before.sqnr_db fix.after.sqnr_db)";
       break;
     }
     char* end = nullptr;

@@ -14,14 +14,34 @@
 
 namespace mpa::ui {
 
-// The node table's columns, in display order; Time is a filter field only (no column of its own).
-enum class NodeColumn { Index, Name, Op, Verdict, Health, Absmax, Headroom, Overflow, Flushed, Isolated, Propagated, Cosine, Time };
+// The node table's columns, in display order; FixBefore and FixAfter (a fix report's SQNR of the node with
+// the whole model in the target format and with the keep-set) only with a fix report; Time and FixKept (1 for
+// the fix's keep-set, else 0) are filter fields only (no column of their own).
+enum class NodeColumn {
+  Index,
+  Name,
+  Op,
+  Verdict,
+  FixBefore,
+  FixAfter,
+  Health,
+  Absmax,
+  Headroom,
+  Overflow,
+  Flushed,
+  Isolated,
+  Propagated,
+  Cosine,
+  Time,
+  FixKept
+};
 
 // A column's numeric value for a node against a target: NaN when not measured (Name and Op have none).
 double node_column_value(const ReportModel& model, const std::string& target, int node, NodeColumn column);
 
 // The filter: terms separated by spaces, all of which must hold. A term is either a numeric predicate
-// `FIELD OP NUMBER` (fields: index absmax headroom overflow flush iso.sqnr_db prop.sqnr_db cosine time;
+// `FIELD OP NUMBER` (fields: index absmax headroom overflow flush iso.sqnr_db prop.sqnr_db cosine time, and
+// with a fix report fix.kept fix.before.sqnr_db fix.after.sqnr_db;
 // ops: > >= < <= == !=) or a case-insensitive regex over name and op type, falling back to a substring
 // when it is no valid regex. A malformed predicate leaves `error` set and the filter matching nothing.
 class NodeFilter {

@@ -43,6 +43,26 @@ void verdict_badge(const NodeFigures& figures) {
     ImGui::SetTooltip("computed in FP32 in this target's runs (--keep-fp32 or a what-if pin)");
 }
 
+ImVec4 fix_keep_color() { return ImVec4(0.80f, 0.47f, 0.98f, 1.0f); }
+
+std::string kept_because(const report::KeptNode& kept) {
+  std::string text;
+  for (const report::FixGateValue& g : kept.needed_because)
+    text += (text.empty() ? "" : "; ") + g.gate + " on '" + g.output +
+            "' = " + (std::isnan(g.value) ? "n/a" : format_number(g.value, "%.4g")) + (g.held ? "" : " (fails)");
+  return text.empty() ? "in the keep-set (not shown each needed: the search stopped short)" : "without it " + text;
+}
+
+void fix_keep_tag(const ReportModel& model, int node_index) {
+  const report::KeptNode* kept = model.kept_by_fix(node_index);
+  if (!kept) return;
+  ImGui::SameLine();
+  ImGui::TextColored(fix_keep_color(), "KEEP");
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("fix keeps it in FP32: %s\naudit in %s: %s", kept_because(*kept).c_str(),
+                      model.fix()->target.c_str(), kept->audit_verdict.c_str());
+}
+
 std::string format_number(double value, const char* format) {
   if (std::isnan(value)) return "-";
   char text[64];

@@ -27,7 +27,7 @@ namespace {
 struct FixArgs {
   AuditJobArgs job;
   std::vector<std::string> gates;
-  std::string json_path;
+  std::string json_path, audit_json_path;
   std::vector<std::string> keep_lists;  // FORMAT=PATH
   std::string export_onnx;
   bool keep_io_types = true;
@@ -112,6 +112,44 @@ std::set<std::string> float32_values(const report::Report& rep, const Graph& gra
   return values;
 }
 
+// The worst over a node's outputs in one run.
+report::FixNodeRun worst_of(const std::vector<probes::Divergence>& outputs) {
+  report::FixNodeRun worst;
+  const auto least = [](double a, double b) { return std::isnan(a) || b < a ? b : a; };
+  const auto most = [](double a, double b) { return std::isnan(a) || b > a ? b : a; };
+  for (const probes::Divergence& d : outputs) {
+    worst.nonfinite += d.nonfinite();
+    if (d.compared == 0) continue;
+    worst.sqnr_db = least(worst.sqnr_db, d.sqnr_db());
+    worst.max_rel_err = most(worst.max_rel_err, d.max_rel);
+    worst.max_abs_err = most(worst.max_abs_err, d.max_abs);
+  }
+  return worst;
+}
+
+// Every top-level node's outputs with the whole model in the target format and, when one meets the gates, with
+// the keep-set (both with the forced nodes), in one more pass.
+std::vector<report::FixNode> node_figures(const fix::MixedRuns& runs, const Graph& graph,
+                                          const std::vector<std::string>& forced, const fix::SearchResult& result,
+                                          int64_t* passes) {
+  std::vector<std::vector<std::string>> keep_sets{forced};
+  if (result.met) {
+    keep_sets.push_back(result.keep);
+    keep_sets.back().insert(keep_sets.back().end(), forced.begin(), forced.end());
+  }
+  *passes = static_cast<int64_t>(keep_sets.size()) + 1;
+  std::vector<report::FixNode> nodes;
+  for (const fix::MixedRuns::NodeFigures& f : runs.node_figures(keep_sets)) {
+    const Node& node = graph.nodes[f.node];
+    report::FixNode n{node.name, node.op_type,
+                      std::find(result.keep.begin(), result.keep.end(), node.name) != result.keep.end(),
+                      worst_of(f.runs[0]), std::nullopt};
+    if (result.met) n.after = worst_of(f.runs[1]);
+    nodes.push_back(std::move(n));
+  }
+  return nodes;
+}
+
 std::string gate_line(const fix::GateValue& v) {
   char value[32];
   std::snprintf(value, sizeof value, "%.4g", v.value);
@@ -174,7 +212,8 @@ int fix_model(const FixArgs& args) {
   const AuditJob job(args.job);
   const std::string target(format_name(job.options().targets.at(0)));
   const std::vector<fix::KeepListExport> exports = fix::parse_keep_list_exports(args.keep_lists);
-  if (!args.json_path.empty()) check_can_write(args.json_path);
+  for (const std::string* path : {&args.json_path, &args.audit_json_path})
+    if (!path->empty()) check_can_write(*path);
   for (const fix::KeepListExport& e : exports) check_can_write(e.path);
   const fix::ExportOptions export_options{job.options().targets.at(0), args.keep_io_types};
   if (!args.export_onnx.empty()) {
@@ -291,6 +330,7 @@ int fix_model(const FixArgs& args) {
   r.mixed_run_equivalents = search_run_equivalents;
   r.comparison_runs = runs.runs() - search_runs + (runs.reference_ran() && !reference_for_search ? 1 : 0);
   r.presets = std::move(presets);
+  if (!args.json_path.empty()) r.nodes = node_figures(runs, *job.model().graph, forced, result, &r.node_figure_runs);
 
   if (!args.export_onnx.empty() && r.met) {
     std::set<std::string> fp32_nodes(result.keep.begin(), result.keep.end());
@@ -306,6 +346,7 @@ int fix_model(const FixArgs& args) {
     std::fprintf(stderr, "mpaudit fix: %s not written: no keep-set meets the gates\n", args.export_onnx.c_str());
   }
   if (!args.json_path.empty()) write_file_atomic(args.json_path, report::serialize(r));
+  if (!args.audit_json_path.empty()) report::write_report(args.audit_json_path, audit.report);
   for (const fix::KeepListExport& e : exports)
     write_file_atomic(e.path, fix::keep_list_text(e.format, result.keep, forced, args.job.model, target));
   if (!args.quiet) print_summary(r, result, before);
@@ -323,6 +364,10 @@ Action add_fix(CLI::App& app) {
                  "'top1_agree>=0.99', 'output[boxes].max_abs_err<=0.05' (repeatable; default: every output "
                  "element within the tolerances, mismatch_frac<=0, and nonfinite<=0)");
   app.add_option("--json", a->json_path, "write the JSON fix report here (atomically)")->check(kNonEmptyPath);
+  app.add_option("--audit-json", a->audit_json_path,
+                 "write the audit that seeded the search here (the report `mpaudit view AUDIT.json --fix FIX.json` "
+                 "shows the fix report over)")
+      ->check(kNonEmptyPath);
   app.add_option("--export-keep-list", a->keep_lists,
                  "FORMAT=FILE: the keep-set as flags for trtexec, polygraphy, autocast (ModelOpt), "
                  "onnxconverter (onnxconverter-common's node_block_list) or names (one per line); repeatable");

@@ -48,6 +48,11 @@ Action add_view(CLI::App& app) {
   auto audit_options = std::make_shared<std::vector<const CLI::Option*>>();
   for (size_t i = options_before_audit; i < app.get_options().size(); ++i)
     audit_options->push_back(app.get_options()[i]);
+  app.add_option("--fix", options->fix_path,
+                 "a fix report (`mpaudit fix --json`) of the same model to show over the audit report: the keep-set "
+                 "marked in the table and graph, per node its error with the whole model in the target format and "
+                 "with the set, the gates before and after and the search's cost")
+      ->check(CLI::ExistingFile);
   app.add_option("--screenshot", options->screenshot_path,
                  "render without interaction, save the window as PNG and exit (needs a display: xvfb-run); with a "
                  "model, once its audit has finished");
@@ -74,6 +79,10 @@ Action add_view(CLI::App& app) {
                  "write per-node figures of the first target as Model Explorer node data (JSON) and exit; no window");
   app.add_option("--graph-id", options->graph_id, "graph id in the node data file (default main_graph, torch.onnx's name)");
   return [options, audit_args, audit_options, view_text, metric_text] {
+    if (!options->fix_path.empty() &&
+        (is_model_path(options->report_path) || ui::is_tensors_report(options->report_path)))
+      fail("--fix shows a fix report over the audit report of the same model (`mpaudit fix --audit-json`), not over " +
+           options->report_path);
     if (ui::is_tensors_report(options->report_path)) {
       // A `mpaudit tensors` report has its own dashboard, which takes the window options only.
       for (const CLI::Option* option : *audit_options)

@@ -126,16 +126,68 @@ void MixedRuns::remember(Recorded recorded) {
   recorded_.resize(keep);
 }
 
+StreamPlan MixedRuns::plan_for(const std::vector<std::string>& keep, std::vector<bool>* kept) const {
+  StreamPlan plan;
+  for (const Node& node : graph_->nodes) {
+    const bool in_fp32 = std::find(keep.begin(), keep.end(), node.name) != keep.end();
+    plan.node_config.push_back(in_fp32 ? fp32_config_ : target_config_);
+    plan.computes_in_format.push_back(!in_fp32);
+    if (kept) kept->push_back(in_fp32);
+  }
+  return plan;
+}
+
+std::vector<MixedRuns::NodeFigures> MixedRuns::node_figures(
+    const std::vector<std::vector<std::string>>& keep_sets) const {
+  // Stream 0 is the reference; each node's float outputs in the others are measured against it as it runs.
+  struct Measure : ExecObserver {
+    const probes::Divergence::Params* params;
+    size_t runs;
+    int64_t sample = 0;
+    std::vector<NodeFigures> figures;  // by node index; empty runs: no float output
+    void node_done(size_t index, const std::vector<StreamStep>& streams) override {
+      NodeFigures& f = figures[index];
+      size_t measured = 0;
+      for (size_t o = 0; o < streams[0].outputs.size(); ++o) {
+        const Tensor* ref = streams[0].outputs[o];
+        if (!ref || !dtype_is_float(ref->dtype())) continue;
+        std::vector<const Tensor*> targets;
+        for (size_t k = 1; k < streams.size(); ++k) targets.push_back(streams[k].outputs[o]);
+        if (std::find(targets.begin(), targets.end(), nullptr) != targets.end()) continue;
+        const std::vector<probes::Divergence> each = probes::Divergence::of_each(*ref, targets, *params, sample);
+        if (f.runs.empty()) f.runs.resize(runs);
+        for (size_t k = 0; k < runs; ++k) {
+          if (f.runs[k].size() <= measured) f.runs[k].resize(measured + 1);
+          f.runs[k][measured].merge(each[k]);
+        }
+        ++measured;
+      }
+    }
+  } measure;
+  measure.params = &params_;
+  measure.runs = keep_sets.size();
+  measure.figures.resize(graph_->nodes.size());
+  StreamPlan reference;
+  reference.node_config.assign(graph_->nodes.size(), reference_config_);
+  std::vector<StreamPlan> plans{reference};
+  for (const std::vector<std::string>& keep : keep_sets) plans.push_back(plan_for(keep));
+  for (int64_t s = first_; s < last_; ++s) {
+    measure.sample = s - first_;
+    session_.run_streams(samples_.sample(s), plans, &measure);
+  }
+  std::vector<NodeFigures> measured;
+  for (size_t i = 0; i < measure.figures.size(); ++i)
+    if (!measure.figures[i].runs.empty()) {
+      measure.figures[i].node = i;
+      measured.push_back(std::move(measure.figures[i]));
+    }
+  return measured;
+}
+
 std::vector<OutputFigures> MixedRuns::run(const std::vector<std::string>& keep) {
   if (!reference_ran()) run_reference();
-  StreamPlan plan;
   Recorded made;
-  for (const Node& node : graph_->nodes) {
-    const bool kept = std::find(keep.begin(), keep.end(), node.name) != keep.end();
-    plan.node_config.push_back(kept ? fp32_config_ : target_config_);
-    plan.computes_in_format.push_back(!kept);
-    made.kept.push_back(kept);
-  }
+  StreamPlan plan = plan_for(keep, &made.kept);
   // The kept run that leaves the fewest nodes to run.
   const Recorded* base = nullptr;
   std::vector<bool> to_run(graph_->nodes.size(), true);

@@ -52,6 +52,16 @@ class MixedRuns {
   // Reads the samples (and runs the reference) if no run has yet.
   const std::vector<InputOverflow>& inputs_overflowing();
 
+  // Each top-level node's float outputs against the reference's in runs with each of `keep_sets` in FP32 (what
+  // the fix report shows per node: all in the target format, then with the keep-set), over every sample. One
+  // lockstep pass of the reference and the runs, neither incremental nor counted in runs(): every node runs.
+  // The graph inputs are read as given in every run, also where the inputs are in the target format.
+  struct NodeFigures {
+    size_t node = 0;
+    std::vector<std::vector<probes::Divergence>> runs;  // [keep set][measured output]
+  };
+  std::vector<NodeFigures> node_figures(const std::vector<std::vector<std::string>>& keep_sets) const;
+
  private:
   // A run's settings (per node: kept in FP32) and what it made on each sample.
   struct Recorded {
@@ -60,6 +70,8 @@ class MixedRuns {
     size_t nbytes = 0;
   };
   void run_reference();
+  // Per node, the settings of a run with `keep` in FP32.
+  StreamPlan plan_for(const std::vector<std::string>& keep, std::vector<bool>* kept = nullptr) const;
   // Which nodes must run for `kept` when the values of `base` are at hand: those kept differently, and what
   // reads their outputs, directly or not.
   std::vector<bool> to_run(const std::vector<bool>& kept, const std::vector<bool>& base) const;

@@ -10,6 +10,8 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "common/error.h"
+#include "reports/fix_report.h"
 #include "support/json_schema.h"
 #include "support/model_builder.h"
 #include "support/run_cli.h"
@@ -121,6 +123,54 @@ TEST(FixContract, KeepsExactlyTheNodesAnOverflowingSquareNeeds) {
   std::istringstream lines(read_whole_file(dir / "names.txt"));
   for (std::string line; std::getline(lines, line);) names.insert(line);
   EXPECT_EQ(names, kept_nodes(r));
+}
+
+// Per node, the report gives its outputs against the reference with the whole model in fp16 and with the set:
+// Square overflows before (NaN/Inf downstream, through Root) and is exact-ish after; the kept flags are the
+// set; `--audit-json` writes the audit of the same model the dashboard shows it over; the report reads back
+// to the same bytes.
+TEST(FixContract, GivesEveryNodesErrorBeforeAndAfterAndReadsBack) {
+  TempDir dir;
+  const fs::path model = root_mean_square_model(dir);
+  const nlohmann::json r = fix(dir, model, "--audit-json " + (dir / "audit.json").string(), 0);
+  ASSERT_EQ(r.at("nodes").size(), 5u);
+  EXPECT_EQ(r.at("cost").at("node_figure_runs").get<int>(), 3);
+  std::map<std::string, nlohmann::json> nodes;
+  for (const auto& n : r.at("nodes")) nodes[n.at("node").get<std::string>()] = n;
+  for (const auto& [name, n] : nodes) EXPECT_EQ(n.at("kept").get<bool>(), kept_nodes(r).count(name) == 1) << name;
+  // Before: the squares overflow to Inf; the root of the Inf mean is Inf, beyond every finite figure.
+  EXPECT_GT(nodes.at("Square").at("before").at("nonfinite").get<int>(), 0);
+  EXPECT_GT(nodes.at("Root").at("before").at("nonfinite").get<int>(), 0);
+  EXPECT_EQ(nodes.at("Scale").at("before"), nodes.at("Scale").at("after")) << "Scale is upstream of every change";
+  for (const auto& [name, n] : nodes) {
+    EXPECT_EQ(n.at("after").at("nonfinite").get<int>(), 0) << name;
+    EXPECT_GT(n.at("after").at("sqnr_db").get<double>(), 40) << name;
+  }
+  EXPECT_LE(nodes.at("Unscale").at("after").at("max_rel_err").get<double>(), 1e-2);
+  const nlohmann::json audit = nlohmann::json::parse(read_whole_file(dir / "audit.json"));
+  EXPECT_EQ(audit.at("model").at("sha256"), r.at("model").at("sha256"));
+  const std::string text = read_whole_file(dir / "fix.json");
+  EXPECT_EQ(mpa::report::serialize(mpa::report::read_fix_report((dir / "fix.json").string())), text);
+}
+
+// A report written before the per-node figures still reads (nodes empty); a corrupt one is refused naming
+// the field.
+TEST(FixContract, ReadsReportsWithoutNodeFiguresAndRefusesCorruptOnes) {
+  TempDir dir;
+  nlohmann::json r = fix(dir, root_mean_square_model(dir), "", 0);
+  r.erase("nodes");
+  r.at("cost").erase("node_figure_runs");
+  EXPECT_EQ(fix_schema().violations(r), "");
+  const mpa::report::FixReport old = mpa::report::fix_report_from_json(r);
+  EXPECT_TRUE(old.nodes.empty());
+  EXPECT_EQ(old.keep.size(), 3u);
+  r.at("cost").at("mixed_runs") = -1;
+  try {
+    mpa::report::fix_report_from_json(r);
+    ADD_FAILURE() << "a negative run count was read";
+  } catch (const mpa::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("mixed_runs"), std::string::npos) << e.what();
+  }
 }
 
 // The recipes are judged beside the search: on this model pytorch-autocast keeps Log (its float32 list names

@@ -29,6 +29,8 @@ constexpr int kWidth = 1000, kHeight = 700;
 
 // ui/widgets.cpp verdict_color(Unsafe), as ImGui writes it into the framebuffer.
 constexpr unsigned char kUnsafe[3] = {235, 66, 61};
+// ui/widgets.cpp fix_keep_color(): a fix report's keep-set.
+constexpr unsigned char kFixKeep[3] = {204, 120, 250};
 
 struct Screenshot {
   int width = 0, height = 0;
@@ -138,6 +140,32 @@ TEST_F(DashboardScreenshot, GraphColouredByAnotherMetricWithEveryGroupOpen) {
   const Screenshot shot = shoot(attention_, "--view graph --colour-by prop.sqnr_db --expand-all --select mask/scale");
   EXPECT_GT(shot.distinct_colours(), 50u);
   EXPECT_GT(shot.count(kUnsafe), 30) << "propagated SQNR: the nodes after the overflow turn NaN, the worst bin";
+}
+
+// `view AUDIT.json --fix FIX.json`: the keep-set of `mpaudit fix` on the attention block marked in the table
+// (KEEP tags, tinted rows) and ringed in the graph, the fix's summary in the table view; none of it without
+// --fix. A fix report of another model is a one-line error.
+TEST_F(DashboardScreenshot, FixReportMarksTheKeepSetInTableAndGraph) {
+  const std::string fix = (*dir_ / "fix.json").string();
+  const CliResult made = run_cli(
+      *dir_, "fix " + kDemo + "tiny_attention.onnx " + kAttentionInputs + " --target fp16 --quiet --json " + fix);
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  const nlohmann::json report = nlohmann::json::parse(mpa::test::read_whole_file(fix));
+  ASSERT_FALSE(report.at("keep").empty()) << "the attention block's fp16 traps need keeping";
+  for (const char* view : {"table", "graph"}) {
+    const Screenshot with = shoot(attention_, std::string("--view ") + view + " --fix " + fix);
+    EXPECT_GT(with.distinct_colours(), 50u) << view << ": the screenshot looks blank";
+    EXPECT_GT(with.count(kFixKeep), 40) << view << ": the kept nodes are not marked";
+    const Screenshot without = shoot(attention_, std::string("--view ") + view);
+    EXPECT_EQ(without.count(kFixKeep), 0) << view << ": keep marks without a fix report";
+  }
+  const std::string other = (*dir_ / "other_fix.json").string();
+  const CliResult cnn = run_cli(*dir_, "fix " + kDemo + "tiny_cnn.onnx --input image=" + kDemo +
+                                           "digit.npy --target fp16 --quiet --json " + other);
+  ASSERT_EQ(cnn.exit_code, 0) << cnn.err;
+  const CliResult wrong =
+      view_under_xvfb(attention_ + " --fix " + other + " --screenshot " + (*dir_ / "x.png").string());
+  mpa::test::expect_clean_error(wrong, {"a fix report of another model"});
 }
 
 // A `mpaudit tensors` report opens in the tensor dashboard: the table, the selected gradient's histogram
