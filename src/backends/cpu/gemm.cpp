@@ -90,12 +90,9 @@ template <class T> void scale_only(int64_t M, int64_t N, T beta, T* C, int64_t l
     for (int64_t n = 0; n < N; ++n) C[m * ldc + n] = beta == T(0) ? T(0) : beta * C[m * ldc + n];
 }
 
-// One block of a plain fp32 GEMM, on the calling thread. Where the build has oneDNN, its sgemm (JIT
-// AVX2/AVX-512 kernels): 10-15% faster than OpenBLAS 0.3.21's on ResNet-50's im2col GEMMs and BERT-base's on
-// this project's machines (bench/README.md). Both sum the fp32 products in fp32, each in its own order.
-void sgemm_block(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a, int lda, const float* b,
-                 int ldb, float beta, float* c, int ldc) {
 #ifdef MPA_HAVE_DNNL
+void dnnl_sgemm_block(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a, int lda,
+                      const float* b, int ldb, float beta, float* c, int ldc) {
   // Outside a parallel region oneDNN would spread the block over omp_get_max_threads() threads, and might
   // split K: the block is one thread's, so that results never depend on --threads (split_gemm).
   const bool outside = !inside_parallel_region();
@@ -107,10 +104,24 @@ void sgemm_block(bool trans_a, bool trans_b, int m, int n, int k, float alpha, c
   if (status != dnnl_success)
     fail("oneDNN sgemm failed (status " + std::to_string(status) + ") on " + std::to_string(m) + "x" +
          std::to_string(n) + "x" + std::to_string(k));
-#else
+}
+#endif
+
+// One block of a plain fp32 GEMM, on the calling thread. Where the build has oneDNN, its sgemm (JIT
+// AVX2/AVX-512 kernels) for blocks of at least kParallelGemmWork multiply-adds: 10-15% faster than OpenBLAS
+// 0.3.21's on ResNet-50's im2col GEMMs and BERT-base's on this project's machines, but slower on small ones,
+// where its set-up per call shows (silero-vad 0.14 -> 0.19 ms; bench/README.md). Both sum the fp32 products
+// in fp32, each in its own order.
+void sgemm_block(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a, int lda, const float* b,
+                 int ldb, float beta, float* c, int ldc) {
+#ifdef MPA_HAVE_DNNL
+  if (static_cast<double>(m) * n * k >= kParallelGemmWork) {
+    dnnl_sgemm_block(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    return;
+  }
+#endif
   cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, m, n, k, alpha,
               a, lda, b, ldb, beta, c, ldc);
-#endif
 }
 
 // [SECTION] Reduced-precision GEMM math (GemmMath)
