@@ -2,6 +2,7 @@
 
 #include <cblas.h>
 #ifdef MPA_HAVE_DNNL
+#include <omp.h>
 #include <oneapi/dnnl/dnnl.h>
 #endif
 #include <unistd.h>
@@ -28,15 +29,7 @@ int blas_int(int64_t v) {
 // the batch instead.
 constexpr double kParallelGemmWork = 256.0 * 1024;
 
-bool inside_parallel_region() {
-#ifdef _OPENMP
-  return omp_in_parallel() != 0;
-#else
-  return false;
-#endif
-}
-
-// The BLAS runs single-threaded (parallel.cpp): one pool (OpenMP) owns the cores, and a large GEMM is split
+// The BLAS runs single-threaded: one pool (common/parallel.h) owns the cores, and a large GEMM is split
 // here into column (or row) blocks of C, one BLAS call per thread. Two pools spinning on the same cores
 // (OpenMP after im2col, OpenBLAS's workers in the GEMM) measured 2x slower end to end on 2 cores.
 constexpr int64_t kMaxGemmBlocks = 4;
@@ -70,13 +63,10 @@ void split_gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, con
     else
       blas(hi - lo, N, A + (trans_a ? lo : lo * lda), B, C + lo * ldc);
   };
-  const int threads = num_threads();
-  if (threads <= 1 || inside_parallel_region()) {
-    for (int64_t b = 0; b < blocks; ++b) run_block(b);
-    return;
-  }
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
-  for (int64_t b = 0; b < blocks; ++b) run_block(b);
+  // One block per chunk (blocks <= kChunksPerThread * threads).
+  parallel_for(blocks, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t b = begin; b < end; ++b) run_block(b);
+  });
 }
 
 // OpenBLAS starts with one thread per core; make it single-threaded before any GEMM (see split_gemm).
@@ -93,14 +83,13 @@ template <class T> void scale_only(int64_t M, int64_t N, T beta, T* C, int64_t l
 #ifdef MPA_HAVE_DNNL
 void dnnl_sgemm_block(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a, int lda,
                       const float* b, int ldb, float beta, float* c, int ldc) {
-  // Outside a parallel region oneDNN would spread the block over omp_get_max_threads() threads, and might
-  // split K: the block is one thread's, so that results never depend on --threads (split_gemm).
-  const bool outside = !inside_parallel_region();
-  const int threads = outside ? omp_get_max_threads() : 1;
-  if (outside) omp_set_num_threads(1);
+  // oneDNN (built on OpenMP) would spread the block over omp_get_max_threads() threads of its own, and might
+  // split K: the block is this thread's, so that results never depend on --threads (split_gemm).
+  const int threads = omp_get_max_threads();
+  omp_set_num_threads(1);
   const dnnl_status_t status =
       dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-  if (outside) omp_set_num_threads(threads);
+  omp_set_num_threads(threads);
   if (status != dnnl_success)
     fail("oneDNN sgemm failed (status " + std::to_string(status) + ") on " + std::to_string(m) + "x" +
          std::to_string(n) + "x" + std::to_string(k));
@@ -138,7 +127,6 @@ float* thread_scratch(ScratchSlot slot, int64_t count) {
 
 // Rounds a buffer onto a format's grid, in parallel unless already inside a parallel region.
 void round_buffer(Format format, float* data, int64_t n) {
-  if (inside_parallel_region()) return round_to_format(format, data, n);
   parallel_for(n, 1 << 16, [&](int64_t b, int64_t e) { round_to_format(format, data + b, e - b); });
 }
 
