@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <new>
+#include <optional>
 
 #include "backends/cpu/gemm.h"
 #include "cli/arg_groups.h"
@@ -75,9 +76,15 @@ int main(int argc, char** argv) {
     std::cerr << "mpaudit: error: " << one_line(e.what()) << " (see mpaudit --help)\n";
     return 2;
   }
+  // Declared before the commands run and destroyed when main returns, before static destructors.
+  std::optional<mpa::cpu::GemmWarmUp> gemm_warm_up;
   try {
-    for (auto& [sub, action] : commands)
-      if (sub->parsed()) return action();
+    for (auto& [sub, action] : commands) {
+      if (!sub->parsed()) continue;
+      for (const char* runs_models : {"run", "audit", "fix", "view", "selftest"})
+        if (sub->get_name() == runs_models) gemm_warm_up.emplace();
+      return action();
+    }
   } catch (const mpa::Error& e) {
     std::cerr << "mpaudit: error: " << one_line(e.what()) << "\n";
     return 2;

@@ -51,12 +51,9 @@ class Pool {
     t_in_region = true;
     work(generation);
     t_in_region = false;
-    // Only chunks that running pool threads took are left; if other processes took their cores, let them on.
-    for (int polls = 0; done_.load(std::memory_order_acquire) < chunks; ++polls)
-      if (polls < kPollsBeforeSleep)
-        MPA_CPU_RELAX();
-      else
-        std::this_thread::yield();
+    // Only chunks that running pool threads took are left. No yield: on a loaded machine it hands the core to
+    // another process for a whole time slice, where the chunk being waited for takes microseconds.
+    while (done_.load(std::memory_order_acquire) < chunks) MPA_CPU_RELAX();
     if (failure_) std::rethrow_exception(failure_);
   }
 

@@ -174,6 +174,19 @@ void gemm_half_accumulator(Format grid, bool trans_a, bool trans_b, int64_t M, i
 
 }  // namespace
 
+GemmWarmUp::GemmWarmUp() {
+#ifdef MPA_HAVE_DNNL
+  thread_ = std::thread([] {
+    float a[16] = {}, b[16] = {}, c[16] = {};
+    dnnl_sgemm_block(false, false, 4, 4, 4, 1.f, a, 4, b, 4, 0.f, c, 4);
+  });
+#endif
+}
+
+GemmWarmUp::~GemmWarmUp() {
+  if (thread_.joinable()) thread_.join();
+}
+
 void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
           const float* B, int64_t ldb, float beta, float* C, int64_t ldc, const GemmMath& math) {
   if (M == 0 || N == 0) return;
