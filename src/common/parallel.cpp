@@ -1,8 +1,10 @@
 #include "common/parallel.h"
 
+#include <algorithm>
 #include <atomic>
 #include <exception>
 #include <mutex>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -41,10 +43,10 @@ class Pool {
     grow(team - 1);
     chunk_ = chunk;
     context_ = context;
-    helpers_.store(team - 1, std::memory_order_relaxed);
+    helpers_.store(std::min(team - 1, static_cast<int>(threads_.size())), std::memory_order_relaxed);
     done_.store(0, std::memory_order_relaxed);
     failure_ = nullptr;
-    const uint64_t generation = (claim_.load(std::memory_order_relaxed) >> 32) + 1;
+    const uint64_t generation = ((claim_.load(std::memory_order_relaxed) >> 32) + 1) & 0xffffffffu;
     claim_.store(generation << 32 | static_cast<uint64_t>(chunks) << 16, std::memory_order_release);
     published_.store(static_cast<uint32_t>(generation), std::memory_order_release);
     published_.notify_all();
@@ -87,10 +89,14 @@ class Pool {
     }
   }
 
+  // Where the system refuses another thread, the loops run on the threads there are.
   void grow(int helpers) {
-    while (static_cast<int>(threads_.size()) < helpers) {
-      const int index = static_cast<int>(threads_.size());
-      threads_.emplace_back([this, index] { serve(index); }).detach();
+    try {
+      while (static_cast<int>(threads_.size()) < helpers) {
+        const int index = static_cast<int>(threads_.size());
+        threads_.emplace_back([this, index] { serve(index); }).detach();
+      }
+    } catch (const std::system_error&) {
     }
   }
 
