@@ -1,17 +1,23 @@
 #!/usr/bin/env python3
 """What low precision and the audit cost, as ratios to onnxruntime on the same machine and inputs.
 
-For each bench model (the ResNet-50-style CNN and the BERT-base-style encoder from bench/make_models.py):
+For each bench model (the ResNet-50-style CNN, the BERT-base-style encoder and the LSTM from bench/make_models.py):
   - onnxruntime FP32 inference (CPU EP, default optimisations): median of --runs session.run calls;
   - `mpaudit run` in FP32 and with `--precision fp16` (emulated FP16): median of --runs runs;
-  - `mpaudit audit --target fp16` on one sample (reference + propagated + isolated + every probe):
-    median of --audits runs of the audit's own wall time (model load excluded, as for the others),
-    and the share of it spent in probes (`audit-timing:` line of `--timing`);
-  - audit/ORT: each of the --audits rounds times onnxruntime (median of --runs) and then one audit, back
-    to back; the ratio is the median of the rounds' ratios.
-Prints a markdown table: ORT ms | run fp32 ms | run fp16 ms | fp16/fp32 | audit ms | audit/ORT | probes %.
+  - `mpaudit audit --target fp16` on one sample (reference + propagated + isolated + every probe), once per
+    `--isolated` mode (--isolated, default: all and suspects): median of --audits runs of the audit's own wall
+    time (model load excluded, as for the others), and the share of it spent in probes (`audit-timing:` line
+    of `--timing`);
+  - audit/ORT: each of the --audits rounds times onnxruntime (median of --runs) and then one audit per mode,
+    back to back; the ratio is the median of the rounds' ratios; the geometric mean over the models follows
+    each mode's rows.
+Prints two markdown tables: ORT ms | run fp32 ms | run fp16 ms | fp16/fp32 | isolated | audit ms | audit/ORT |
+probes % | consequences %, and where each audit's time went (`--timing`'s phases, medians over the rounds, ms):
+reference run, propagated run, isolated runs, round/convert, probes, consequence tracing, the rest (all within
+the audit's time), and writing the JSON report (after it).
 
-Usage: .venv/bin/python bench/audit_bench.py --mpaudit build/mpaudit [--threads 2] [--runs 7] [--audits 3]
+Usage: .venv/bin/python bench/audit_bench.py --mpaudit build/mpaudit [--threads 2] [--runs 7] [--audits 5]
+           [--isolated all suspects] [--only NAME]
 """
 from __future__ import annotations
 
@@ -27,9 +33,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import run_bench  # noqa: E402  (shares model generation, inputs and the onnxruntime worker)
 
-AUDIT_RE = re.compile(r"audit-timing: total_ms=(?P<total>[0-9.]+) execute_ms=(?P<execute>[0-9.]+) "
-                      r"convert_ms=(?P<convert>[0-9.]+) probes_ms=(?P<probes>[0-9.]+) reference_ms=[0-9.]+ "
-                      r"consequences_ms=(?P<consequences>[0-9.]+) advice_ms=(?P<advice>[0-9.]+)")
+TIMING_RE = re.compile(r"audit-timing: (?P<fields>.*)")
+# The phases of total_ms (`other`: what the others leave, e.g. building the report), then the writing of the
+# JSON report, which `audit` times after total_ms.
+PHASES = ["reference", "propagated", "isolated", "convert", "probes", "consequences", "other", "report"]
 
 
 def mpaudit_run_median(args, model, inputs, extra: list[str]) -> float:
@@ -40,16 +47,20 @@ def mpaudit_run_median(args, model, inputs, extra: list[str]) -> float:
     return float(run_bench.TIMING_RE.search(out)["median"])
 
 
-def audit_once(args, model, inputs) -> tuple[float, float, float]:
+def audit_once(args, model, inputs, isolated: str, work: Path) -> dict[str, float]:
+    """The audit's `--timing` figures in ms: total, the phases of PHASES, and advice (outside total)."""
     cmd = [str(args.mpaudit), "audit", str(model.path), "--threads", str(args.threads), "--target", "fp16",
-           "--timing", "--quiet", "--fail-on", "unsafe_nodes>1000000"]
+           "--timing", "--quiet", "--fail-on", "unsafe_nodes>1000000", "--isolated", isolated,
+           "--json", str(work / "report.json")]
     for name, path in inputs.items():
         cmd += ["--input", f"{name}={path}"]
     out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
-    m = AUDIT_RE.search(out)
-    # The consequence tracing's share of the audit, with the verification of a failing audit's advice (which
-    # audits again) counted on top of the audit itself.
-    return float(m["total"]), float(m["probes"]), float(m["consequences"]) + float(m["advice"])
+    t = {k.removesuffix("_ms"): float(v) for k, v in
+         (f.split("=") for f in TIMING_RE.search(out)["fields"].split())}
+    # execute_ms holds the reference and isolated node runs; the propagated run is the rest of it.
+    t["propagated"] = t["execute"] - t["reference"] - t["isolated"]
+    t["other"] = t["total"] - sum(t[p] for p in PHASES if p not in ("other", "report"))
+    return t
 
 
 def main() -> int:
@@ -60,12 +71,16 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--audits", type=int, default=5)
     parser.add_argument("--only", action="append")
+    parser.add_argument("--isolated", nargs="+", default=["all", "suspects"], choices=["all", "suspects", "off"])
     run_bench.add_blas_option(parser)
     args = parser.parse_args()
     run_bench.apply_blas_option(args)
-    rows = ["| model | ORT fp32 ms | run fp32 ms | run fp16 ms | fp16/fp32 | audit ms | audit/ORT | probes % | "
-            "consequences % |",
-            "|---|---|---|---|---|---|---|---|---|"]
+    rows = ["| model | ORT fp32 ms | run fp32 ms | run fp16 ms | fp16/fp32 | isolated | audit ms | audit/ORT | "
+            "probes % | consequences % |",
+            "|---|---|---|---|---|---|---|---|---|---|"]
+    phase_rows = ["| model | isolated | total ms | " + " | ".join(PHASES) + " |",
+                  "|---|---|---:|" + "---:|" * len(PHASES)]
+    ratios: dict[str, list[float]] = {mode: [] for mode in args.isolated}
     for model in run_bench.bench_models(args.models):
         if args.only and model.name not in args.only:
             continue
@@ -77,25 +92,35 @@ def main() -> int:
             inputs = run_bench.make_inputs(model, work / "inputs")
             (work / "ort").mkdir()
             # This machine's speed drifts by up to 2x over minutes: each round measures onnxruntime and then
-            # one audit back to back, and the ratio is the median of the rounds' ratios.
-            orts, audits = [], []
+            # one audit per mode back to back, and the ratio is the median of the rounds' ratios.
+            orts, audits = [], {mode: [] for mode in args.isolated}
             for _ in range(args.audits):
                 ort_side, _ = run_bench.ort_round(model, inputs, args_for_ort(args), work, work / "ort")
                 if ort_side.error:
                     raise SystemExit(f"{model.name}: {ort_side.error}")
                 orts.append(ort_side.medians[0])
-                audits.append(audit_once(args, model, inputs))
+                for mode in args.isolated:
+                    audits[mode].append(audit_once(args, model, inputs, mode, work))
             ort = statistics.median(orts)
             fp32 = mpaudit_run_median(args, model, inputs, [])
             fp16 = mpaudit_run_median(args, model, inputs, ["--precision", "fp16"])
-            audit_ms = statistics.median(a[0] for a in audits)
-            ratio = statistics.median(a[0] / o for a, o in zip(audits, orts))
-            probes = statistics.median(a[1] / a[0] for a in audits)
-            consequences = statistics.median(a[2] / (a[0] - a[2]) for a in audits)
-        rows.append(f"| {model.name} | {ort:.1f} | {fp32:.1f} | {fp16:.1f} | {fp16 / fp32:.2f} | {audit_ms:.1f} | "
-                    f"{ratio:.2f} | {100 * probes:.1f} | {100 * consequences:.1f} |")
-        print(rows[-1], flush=True)
-    print("\n".join(rows))
+        for mode, runs in audits.items():
+            audit_ms = statistics.median(a["total"] for a in runs)
+            ratio = statistics.median(a["total"] / o for a, o in zip(runs, orts))
+            ratios[mode].append(ratio)
+            probes = statistics.median(a["probes"] / a["total"] for a in runs)
+            # The consequence tracing's share of the audit, with the verification of a failing audit's advice
+            # (which audits again) counted on top of the audit itself.
+            consequences = statistics.median((a["consequences"] + a["advice"]) / (a["total"] - a["consequences"])
+                                             for a in runs)
+            rows.append(f"| {model.name} | {ort:.1f} | {fp32:.1f} | {fp16:.1f} | {fp16 / fp32:.2f} | {mode} | "
+                        f"{audit_ms:.1f} | {ratio:.2f} | {100 * probes:.1f} | {100 * consequences:.1f} |")
+            print(rows[-1], flush=True)
+            phase_rows.append(f"| {model.name} | {mode} | {audit_ms:.1f} | " +
+                              " | ".join(f"{statistics.median(a[p] for a in runs):.1f}" for p in PHASES) + " |")
+    geo = [f"geometric mean of audit/ORT, --isolated {mode}: {run_bench.geomean(r):.2f}"
+           for mode, r in ratios.items() if r]
+    print("\n".join(rows + [""] + geo + [""] + phase_rows))
     return 0
 
 

@@ -1,23 +1,19 @@
 #!/usr/bin/env python3
 """`mpaudit run` against onnxruntime on a machine whose cores other processes keep busy (CI runners share
-cores): each model is timed quiet and with --busy processes spinning on the CPU, for mpaudit under each
-OpenMP wait setting (--policies) and for onnxruntime, in interleaved rounds (run_bench.py's rounds: a fresh
-process per round, one warm-up run, then --runs timed runs; the median of the round medians, and the worst
-round's max). What must hold: under load, mpaudit degrades no worse than onnxruntime (its loaded/quiet ratio
-is no larger).
-
-Policies: `mpaudit` (mpaudit's own choice, GOMP_SPINCOUNT=20000 unless the user sets one), `gomp-default`
-(libgomp's 300,000 spins), `passive` (OMP_WAIT_POLICY=passive: sleep at once).
+cores): each model is timed quiet and with --busy processes spinning on the CPU, for mpaudit (and, with
+--baseline, another mpaudit build, e.g. the one before a change) and for onnxruntime, in interleaved rounds
+(run_bench.py's rounds: a fresh process per round, one warm-up run, then --runs timed runs; the median of the
+round medians, and the worst round's max). What must hold: under load, mpaudit degrades no worse than
+onnxruntime (its loaded/quiet ratio is at most 1.1x onnxruntime's).
 
 Usage:
-    .venv/bin/python bench/contention_bench.py --mpaudit build/mpaudit [--only lstm resnet50] [--busy 2]
-        [--rounds 5] [--runs 20] [--threads 2] [--policies mpaudit gomp-default passive] [--markdown FILE]
+    .venv/bin/python bench/contention_bench.py --mpaudit build/mpaudit [--baseline OTHER_MPAUDIT]
+        [--only lstm resnet50] [--busy 2] [--rounds 5] [--runs 20] [--threads 2] [--markdown FILE]
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import subprocess
 import sys
@@ -28,11 +24,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import run_bench  # noqa: E402  (the models, inputs and timing rounds of the main bench)
 
-POLICIES = {
-    "mpaudit": {},
-    "gomp-default": {"GOMP_SPINCOUNT": "300000"},
-    "passive": {"OMP_WAIT_POLICY": "passive"},
-}
 BUSY_LOOP = "while True:\n    pass\n"
 
 
@@ -47,24 +38,9 @@ def busy_processes(count: int):
             p.wait()
 
 
-@contextmanager
-def environment(settings: dict[str, str]):
-    saved = {k: os.environ.get(k) for k in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY")}
-    for k in saved:
-        os.environ.pop(k, None)
-    os.environ.update(settings)
-    try:
-        yield
-    finally:
-        for k, v in saved.items():
-            os.environ.pop(k, None)
-            if v is not None:
-                os.environ[k] = v
-
-
-def rounds(model, inputs, args, work: Path, policies: list[str]) -> dict[str, list[float]]:
+def rounds(model, inputs, args, work: Path, binaries: dict[str, Path]) -> dict[str, list[float]]:
     """Per side, the median of each round; sides alternate within a round, their order rotating."""
-    sides = ["onnxruntime", *policies]
+    sides = ["onnxruntime", *binaries]
     medians: dict[str, list[float]] = {s: [] for s in sides}
     out = work / "out"
     out.mkdir(exist_ok=True)
@@ -73,8 +49,8 @@ def rounds(model, inputs, args, work: Path, policies: list[str]) -> dict[str, li
             if side == "onnxruntime":
                 result, _ = run_bench.ort_round(model, inputs, args, work, out)
             else:
-                with environment(POLICIES[side]):
-                    result = run_bench.mpaudit_round(model, inputs, args, work, out)
+                as_side = argparse.Namespace(**{**vars(args), "mpaudit": binaries[side]})
+                result = run_bench.mpaudit_round(model, inputs, as_side, work, out)
             if result.error:
                 raise SystemExit(f"{model.name} {side}: {result.error}")
             medians[side] += result.medians
@@ -91,12 +67,15 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--timeout", type=float, default=600)
-    parser.add_argument("--policies", nargs="+", default=list(POLICIES), choices=list(POLICIES))
+    parser.add_argument("--baseline", type=Path, help="another mpaudit binary, timed as the side 'baseline'")
     parser.add_argument("--markdown", type=Path)
     run_bench.add_blas_option(parser)
     args = parser.parse_args()
     run_bench.apply_blas_option(args)
     args.mpaudit = args.mpaudit.resolve()
+    binaries = {"mpaudit": args.mpaudit}
+    if args.baseline:
+        binaries["baseline"] = args.baseline.resolve()
     if not (args.models / "resnet50.onnx").exists():
         subprocess.run([sys.executable, str(run_bench.REPO_ROOT / "bench" / "make_models.py"), "--out", str(args.models)],
                        check=True)
@@ -109,19 +88,18 @@ def main() -> int:
             model = models[name]
             work = Path(tmp) / name
             inputs = run_bench.make_inputs(model, work / "inputs")
-            quiet = rounds(model, inputs, args, work, args.policies)
+            quiet = rounds(model, inputs, args, work, binaries)
             with busy_processes(args.busy):
-                loaded = rounds(model, inputs, args, work, args.policies)
+                loaded = rounds(model, inputs, args, work, binaries)
             slowdown = {}
             for side in quiet:
                 q, l = statistics.median(quiet[side]), statistics.median(loaded[side])
                 slowdown[side] = l / q
                 lines.append(f"| {name} | {side} | {q:.2f} | {l:.2f} ({max(loaded[side]):.2f}) | {l / q:.2f} |")
                 print(lines[-1], file=sys.stderr, flush=True)
-            ok = slowdown["mpaudit"] <= slowdown["onnxruntime"] * 1.1 if "mpaudit" in slowdown else None
-            verdicts.append(f"{name}: mpaudit degrades {slowdown.get('mpaudit', float('nan')):.2f}x under load, "
-                            f"onnxruntime {slowdown['onnxruntime']:.2f}x" + ("" if ok is None else
-                                                                          " (no worse)" if ok else " (WORSE)"))
+            ok = slowdown["mpaudit"] <= slowdown["onnxruntime"] * 1.1
+            verdicts.append(f"{name}: mpaudit degrades {slowdown['mpaudit']:.2f}x under load, "
+                            f"onnxruntime {slowdown['onnxruntime']:.2f}x" + (" (no worse)" if ok else " (WORSE)"))
     table = "\n".join(lines + [""] + verdicts)
     print(table)
     if args.markdown:

@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 APT_PACKAGES=(
   build-essential cmake ccache pkg-config python3 python3-venv
   libonnx-dev libprotobuf-dev protobuf-compiler nlohmann-json3-dev
-  libopenblas-openmp-dev libcli11-dev libzip-dev zlib1g-dev libssl-dev libvalijson-dev
+  libopenblas-openmp-dev libdnnl-dev libcli11-dev libzip-dev zlib1g-dev libssl-dev libvalijson-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libimgui-dev libglfw3-dev libgl-dev libstb-dev libsamplerate0-dev xvfb xauth
   libxml2-utils chromium

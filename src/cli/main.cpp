@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <new>
+#include <optional>
 
 #include "backends/cpu/gemm.h"
 #include "cli/arg_groups.h"
@@ -29,30 +30,17 @@ std::string one_line(const std::string& message) {
   return line;
 }
 
-// How long an idle OpenMP thread spins before it sleeps, unless the user says (OMP_WAIT_POLICY or
-// GOMP_SPINCOUNT). libgomp's default, 300,000 pause instructions, is 10 ms or more on CPUs whose pause
-// takes ~140 cycles (Skylake-SP and later): on a machine whose cores are busy with other processes every
-// idle thread then burns its time slice while the thread it waits for is descheduled (a run of the bench
-// LSTM took 6.2 s instead of 51 ms under load). bench/contention_bench.py measures the choice.
-constexpr const char* kOpenMpSpinCount = "20000";
-
 }  // namespace
 
 int main(int argc, char** argv) {
-  // OpenBLAS reads OPENBLAS_CORETYPE and libgomp its spin count only when they load, before main (a setting
-  // made in .preinit_array is undone by libc's own start): restart once with the CPU's vector kernels when
-  // OpenBLAS fell back to generic ones, and with mpaudit's spin count. execv returns only on failure, and
-  // then the defaults still work.
-  bool restart = false;
+  // OpenBLAS reads OPENBLAS_CORETYPE only when it loads, before main (a setting made in .preinit_array is
+  // undone by libc's own start): restart once with the CPU's vector kernels when OpenBLAS fell back to generic
+  // ones. execv returns only on failure, and then the defaults still work. (mpaudit's threads are its own pool,
+  // common/parallel.h, not OpenMP's: OMP_WAIT_POLICY and GOMP_SPINCOUNT do not concern them.)
   if (const auto kernels = mpa::cpu::blas_kernels_to_force()) {
     setenv("OPENBLAS_CORETYPE", kernels->c_str(), 1);
-    restart = true;
+    execv("/proc/self/exe", argv);
   }
-  if (!std::getenv("OMP_WAIT_POLICY") && !std::getenv("GOMP_SPINCOUNT")) {
-    setenv("GOMP_SPINCOUNT", kOpenMpSpinCount, 1);
-    restart = true;
-  }
-  if (restart) execv("/proc/self/exe", argv);
   mpa::end_cleanly_on_signals();
   CLI::App app{"mpaudit: find the layers of an ONNX model that break in low precision"};
   app.set_version_flag("--version", std::string("mpaudit ") + MPA_VERSION);
@@ -88,9 +76,15 @@ int main(int argc, char** argv) {
     std::cerr << "mpaudit: error: " << one_line(e.what()) << " (see mpaudit --help)\n";
     return 2;
   }
+  // Declared before the commands run and destroyed when main returns, before static destructors.
+  std::optional<mpa::cpu::GemmWarmUp> gemm_warm_up;
   try {
-    for (auto& [sub, action] : commands)
-      if (sub->parsed()) return action();
+    for (auto& [sub, action] : commands) {
+      if (!sub->parsed()) continue;
+      for (const char* runs_models : {"run", "audit", "fix", "view", "selftest"})
+        if (sub->get_name() == runs_models) gemm_warm_up.emplace();
+      return action();
+    }
   } catch (const mpa::Error& e) {
     std::cerr << "mpaudit: error: " << one_line(e.what()) << "\n";
     return 2;

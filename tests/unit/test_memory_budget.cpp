@@ -97,6 +97,6 @@ TEST(Parallel, AnExceptionInOneChunkReachesTheCaller) {
                               if (begin == 0) fail("chunk 0 failed");
                             }),
                Error);
-  EXPECT_EQ(chunks.load(), 4);  // the other chunks ran to their end
+  EXPECT_EQ(chunks.load(), 4 * kChunksPerThread);  // the other chunks ran to their end
   set_num_threads(threads);
 }

@@ -1,6 +1,10 @@
 #include "backends/cpu/gemm.h"
 
 #include <cblas.h>
+#ifdef MPA_HAVE_DNNL
+#include <omp.h>
+#include <oneapi/dnnl/dnnl.h>
+#endif
 #include <unistd.h>
 
 #include <cstdlib>
@@ -25,15 +29,7 @@ int blas_int(int64_t v) {
 // the batch instead.
 constexpr double kParallelGemmWork = 256.0 * 1024;
 
-bool inside_parallel_region() {
-#ifdef _OPENMP
-  return omp_in_parallel() != 0;
-#else
-  return false;
-#endif
-}
-
-// The BLAS runs single-threaded (parallel.cpp): one pool (OpenMP) owns the cores, and a large GEMM is split
+// The BLAS runs single-threaded: one pool (common/parallel.h) owns the cores, and a large GEMM is split
 // here into column (or row) blocks of C, one BLAS call per thread. Two pools spinning on the same cores
 // (OpenMP after im2col, OpenBLAS's workers in the GEMM) measured 2x slower end to end on 2 cores.
 constexpr int64_t kMaxGemmBlocks = 4;
@@ -67,13 +63,10 @@ void split_gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, con
     else
       blas(hi - lo, N, A + (trans_a ? lo : lo * lda), B, C + lo * ldc);
   };
-  const int threads = num_threads();
-  if (threads <= 1 || inside_parallel_region()) {
-    for (int64_t b = 0; b < blocks; ++b) run_block(b);
-    return;
-  }
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
-  for (int64_t b = 0; b < blocks; ++b) run_block(b);
+  // One block per chunk (blocks <= kChunksPerThread * threads).
+  parallel_for(blocks, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t b = begin; b < end; ++b) run_block(b);
+  });
 }
 
 // OpenBLAS starts with one thread per core; make it single-threaded before any GEMM (see split_gemm).
@@ -85,6 +78,39 @@ const bool g_blas_single_threaded = [] {
 template <class T> void scale_only(int64_t M, int64_t N, T beta, T* C, int64_t ldc) {
   for (int64_t m = 0; m < M; ++m)
     for (int64_t n = 0; n < N; ++n) C[m * ldc + n] = beta == T(0) ? T(0) : beta * C[m * ldc + n];
+}
+
+#ifdef MPA_HAVE_DNNL
+void dnnl_sgemm_block(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a, int lda,
+                      const float* b, int ldb, float beta, float* c, int ldc) {
+  // oneDNN (built on OpenMP) would spread the block over omp_get_max_threads() threads of its own, and might
+  // split K: the block is this thread's, so that results never depend on --threads (split_gemm).
+  const int threads = omp_get_max_threads();
+  omp_set_num_threads(1);
+  const dnnl_status_t status =
+      dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  omp_set_num_threads(threads);
+  if (status != dnnl_success)
+    fail("oneDNN sgemm failed (status " + std::to_string(status) + ") on " + std::to_string(m) + "x" +
+         std::to_string(n) + "x" + std::to_string(k));
+}
+#endif
+
+// One block of a plain fp32 GEMM, on the calling thread. Where the build has oneDNN, its sgemm (JIT
+// AVX2/AVX-512 kernels) for blocks of at least kParallelGemmWork multiply-adds: 10-15% faster than OpenBLAS
+// 0.3.21's on ResNet-50's im2col GEMMs and BERT-base's on this project's machines, but slower on small ones,
+// where its set-up per call shows (silero-vad 0.14 -> 0.19 ms; bench/README.md). Both sum the fp32 products
+// in fp32, each in its own order.
+void sgemm_block(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a, int lda, const float* b,
+                 int ldb, float beta, float* c, int ldc) {
+#ifdef MPA_HAVE_DNNL
+  if (static_cast<double>(m) * n * k >= kParallelGemmWork) {
+    dnnl_sgemm_block(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    return;
+  }
+#endif
+  cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, m, n, k, alpha,
+              a, lda, b, ldb, beta, c, ldc);
 }
 
 // [SECTION] Reduced-precision GEMM math (GemmMath)
@@ -101,7 +127,6 @@ float* thread_scratch(ScratchSlot slot, int64_t count) {
 
 // Rounds a buffer onto a format's grid, in parallel unless already inside a parallel region.
 void round_buffer(Format format, float* data, int64_t n) {
-  if (inside_parallel_region()) return round_to_format(format, data, n);
   parallel_for(n, 1 << 16, [&](int64_t b, int64_t e) { round_to_format(format, data + b, e - b); });
 }
 
@@ -149,6 +174,19 @@ void gemm_half_accumulator(Format grid, bool trans_a, bool trans_b, int64_t M, i
 
 }  // namespace
 
+GemmWarmUp::GemmWarmUp() {
+#ifdef MPA_HAVE_DNNL
+  thread_ = std::thread([] {
+    float a[16] = {}, b[16] = {}, c[16] = {};
+    dnnl_sgemm_block(false, false, 4, 4, 4, 1.f, a, 4, b, 4, 0.f, c, 4);
+  });
+#endif
+}
+
+GemmWarmUp::~GemmWarmUp() {
+  if (thread_.joinable()) thread_.join();
+}
+
 void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
           const float* B, int64_t ldb, float beta, float* C, int64_t ldc, const GemmMath& math) {
   if (M == 0 || N == 0) return;
@@ -178,8 +216,7 @@ void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alp
                if (n == 1)  // c[m x 1] = op(A) b[K x 1]
                  return cblas_sgemv(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_a ? k : blas_int(m),
                                     trans_a ? blas_int(m) : k, alpha, a, ia, b, trans_b ? 1 : ib, beta, c, ic);
-               cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
-                           blas_int(m), blas_int(n), k, alpha, a, ia, b, ib, beta, c, ic);
+               sgemm_block(trans_a, trans_b, blas_int(m), blas_int(n), k, alpha, a, ia, b, ib, beta, c, ic);
              });
 }
 

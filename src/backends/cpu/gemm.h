@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <thread>
 #include <type_traits>
 
 #include "tensor/formats.h"
@@ -43,6 +44,22 @@ inline constexpr int64_t kHalfAccumulationChunk = 16;
 // Returns the OPENBLAS_CORETYPE to restart with when that happened and the user has not chosen one, judged
 // from the CPU's feature flags; nullopt otherwise.
 std::optional<std::string> blas_kernels_to_force();
+
+// oneDNN generates its sgemm kernels on its first call (28 ms on this project's machines, a quarter of a
+// one-sample LSTM audit): a command about to load a model holds one of these while it loads, so that the
+// generation runs meanwhile on another thread. Its destructor waits for that thread, and must run before
+// static destructors do (the thread uses oneDNN's statics): hold it in main's scope. Does nothing where the
+// build has no oneDNN.
+class GemmWarmUp {
+ public:
+  GemmWarmUp();
+  ~GemmWarmUp();
+  GemmWarmUp(const GemmWarmUp&) = delete;
+  GemmWarmUp& operator=(const GemmWarmUp&) = delete;
+
+ private:
+  std::thread thread_;
+};
 
 void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
           const float* B, int64_t ldb, float beta, float* C, int64_t ldc, const GemmMath& math = {});
