@@ -399,23 +399,26 @@ struct Auditor::Impl {
     for (size_t k = 0; k < f.fits.size(); ++k)
       if (scale_for(k, absmax) != 1 || f.fits[k].flush_to_zero > 0) again.push_back(k);
     if (again.empty()) return f;
-    if (std::optional<std::vector<probes::FormatFit>> fits = fits_on_device(ref, again, absmax)) {
-      for (size_t j = 0; j < again.size(); ++j)
-        if (scale_for(again[j], absmax) != 1)
-          f.fits[again[j]] = (*fits)[j];
+    std::optional<std::vector<probes::FormatFit>> fits = fits_on_device(ref, again, absmax);
+    if (!fits) {
+      const Tensor host = session.to_host(ref);
+      fits.emplace();
+      for (const size_t k : again) {
+        const double scale = scale_for(k, absmax);
+        const Format storage = storage_format(options.targets[k]);
+        probes::FormatFit fit;
+        if (scale != 1)
+          fit = probes::FormatFit::of(host, storage, scale);
         else
-          f.fits[again[j]].significant_flush = (*fits)[j].significant_flush;
-      return f;
+          fit.significant_flush = probes::FormatFit::count_significant_flushes(host, storage, absmax);
+        fits->push_back(fit);
+      }
     }
-    const Tensor host = session.to_host(ref);
-    for (const size_t k : again) {
-      const double scale = scale_for(k, absmax);
-      const Format storage = storage_format(options.targets[k]);
-      if (scale != 1)
-        f.fits[k] = probes::FormatFit::of(host, storage, scale);
+    for (size_t j = 0; j < again.size(); ++j)
+      if (scale_for(again[j], absmax) != 1)
+        f.fits[again[j]] = (*fits)[j];
       else
-        f.fits[k].significant_flush = probes::FormatFit::count_significant_flushes(host, storage, absmax);
-    }
+        f.fits[again[j]].significant_flush = (*fits)[j].significant_flush;
     return f;
   }
 
@@ -963,9 +966,7 @@ struct Auditor::Impl {
         ScopedSeconds tracing(a.time.consequences);
         std::vector<Tensor> host_out;
         for (const Tensor* out : ref_view) host_out.push_back(out ? a.session.to_host(*out) : Tensor());
-        std::vector<const Tensor*> host_view;
-        for (size_t o = 0; o < ref_view.size(); ++o) host_view.push_back(ref_view[o] ? &host_out[o] : nullptr);
-        a.tracer->step(i, reference, host_view);
+        a.tracer->step(i, reference, views_of(host_out));
       }
       TraceCues cues(node.outputs.size(), targets);
       for (size_t k = 0; k < targets; ++k) {

@@ -82,11 +82,7 @@ void ConsequenceTracer::start(const std::string& value, Root root, Tensor deviat
 void ConsequenceTracer::step(size_t index, const ValueLookup& reference, const std::vector<const Tensor*>& ref_out) {
   const Node& node = session_.graph().nodes[index];
   for (Trace& trace : traces_) {
-    if (!trace.live) continue;
-    bool reads = false;
-    for (const auto* names : {&node.inputs, &node.implicit_inputs})
-      for (const std::string& name : *names) reads = reads || (!name.empty() && trace.deviated.count(name));
-    if (!reads) continue;
+    if (!trace.live || !trace.reaches(node)) continue;
     if (runs_left_ <= 0) {
       finish(trace, true);
       continue;
@@ -121,14 +117,16 @@ void ConsequenceTracer::step(size_t index, const ValueLookup& reference, const s
   }
 }
 
+bool ConsequenceTracer::Trace::reaches(const Node& node) const {
+  for (const auto* names : {&node.inputs, &node.implicit_inputs})
+    for (const std::string& name : *names)
+      if (!name.empty() && deviated.count(name)) return true;
+  return false;
+}
+
 bool ConsequenceTracer::follows_into(size_t index) const {
   const Node& node = session_.graph().nodes[index];
-  for (const Trace& trace : traces_)
-    if (trace.live)
-      for (const auto* names : {&node.inputs, &node.implicit_inputs})
-        for (const std::string& name : *names)
-          if (!name.empty() && trace.deviated.count(name)) return true;
-  return false;
+  return std::any_of(traces_.begin(), traces_.end(), [&](const Trace& t) { return t.live && t.reaches(node); });
 }
 
 void ConsequenceTracer::release(const std::vector<std::string>& names) {

@@ -76,6 +76,8 @@ class ConsequenceTracer {
     std::unordered_set<std::string> narrowed;
     report::Consequence result;
     bool live = true;
+    // Whether `node` reads a value this trace deviates.
+    bool reaches(const Node& node) const;
   };
   bool deviates(const Tensor& reference, const Tensor& run, size_t target, probes::Divergence& d) const;
   void note_harm(Trace& trace, int64_t node);

@@ -408,8 +408,13 @@ std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::v
     if (plan.record)
       *plan.record = RunRecord{std::vector<Tensor>(slot_of_.size()), std::vector<Format>(slot_of_.size()), {}};
   }
-  // Puts node output `slot` of stream `s` (already in its table) into the stream's record, if it keeps one.
-  const auto record_slot = [&](size_t s, int slot) {
+  // Node output `slot` of stream `s` becomes `value` (stored in `format`; `boxed`: a sequence/optional output),
+  // in the stream's table and in its record, if it keeps one.
+  const auto put_slot = [&](size_t s, int slot, Tensor value, Format format, ValuePtr boxed) {
+    tables[s].drop_copies(slot);
+    tables[s].values[size_t(slot)] = std::move(value);
+    tables[s].format[size_t(slot)] = format;
+    if (boxed) tables[s].set_boxed(slot, std::move(boxed));
     RunRecord* record = streams[s].record;
     if (!record) return;
     record->values[size_t(slot)] = tables[s].values[size_t(slot)];
@@ -550,13 +555,9 @@ std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::v
         if (!streams[s].reused.empty() && streams[s].reused[i]) {
           const RunRecord& from = *streams[s].reuse;
           for (const int slot : slots.outputs)
-            if (slot >= 0) {
-              tables[s].drop_copies(slot);
-              tables[s].values[size_t(slot)] = from.values[size_t(slot)];
-              tables[s].format[size_t(slot)] = from.format[size_t(slot)];
-              if (!from.boxed.empty() && from.boxed[size_t(slot)]) tables[s].set_boxed(slot, from.boxed[size_t(slot)]);
-              record_slot(s, slot);
-            }
+            if (slot >= 0)
+              put_slot(s, slot, from.values[size_t(slot)], from.format[size_t(slot)],
+                       from.boxed.empty() ? nullptr : from.boxed[size_t(slot)]);
           continue;
         }
         const ExecConfig& config = config_of(s, i);
@@ -609,15 +610,10 @@ std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::v
         step.outputs.assign(node.outputs.size(), nullptr);
         for (size_t k = 0; k < node.outputs.size(); ++k)
           if (const int slot = slots.outputs[k]; slot >= 0) {
-            tables[s].drop_copies(slot);
-            tables[s].values[size_t(slot)] = std::move(results[k]);
-            tables[s].format[size_t(slot)] = config.storage;
+            ValuePtr boxed = k < node_values[s].outputs.size() ? std::move(node_values[s].outputs[k]) : nullptr;
             // A sequence/optional output is not shown as a tensor: the observer sees it as not named.
-            if (k < node_values[s].outputs.size() && node_values[s].outputs[k])
-              tables[s].set_boxed(slot, std::move(node_values[s].outputs[k]));
-            else
-              step.outputs[k] = &tables[s].values[size_t(slot)];
-            record_slot(s, slot);
+            if (!boxed) step.outputs[k] = &tables[s].values[size_t(slot)];
+            put_slot(s, slot, std::move(results[k]), config.storage, std::move(boxed));
           }
         node_values[s].clear();
         if (!host_copies_in.empty() && !runs_on.device().is_host() && !device_views) {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "backends/cpu/format_rounding.h"
-#include "tensor/dispatch.h"
+#include "probes/probe_common.h"
 
 namespace mpa::testing {
 
@@ -124,11 +124,7 @@ namespace {
 
 std::vector<double> values_of(const Tensor& host) {
   std::vector<double> out(static_cast<size_t>(host.numel()));
-  visit_float(host.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    const T* p = static_cast<const T*>(host.raw());
-    for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<double>(load(p[i]));
-  });
+  probes::for_each_value(host, 0, host.numel(), [&](double x, int64_t i) { out[size_t(i)] = x; });
   return out;
 }
 
