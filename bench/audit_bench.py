@@ -11,8 +11,10 @@ For each bench model (the ResNet-50-style CNN, the BERT-base-style encoder and t
   - audit/ORT: each of the --audits rounds times onnxruntime (median of --runs) and then one audit per mode,
     back to back; the ratio is the median of the rounds' ratios; the geometric mean over the models follows
     each mode's rows.
+  - peak memory: the peak RSS of the audit process (largest over the rounds) against that of the FP32 `run`
+    process on the same inputs (the issue's bound: an audit holds at most 2x what one run holds).
 Prints two markdown tables: ORT ms | run fp32 ms | run fp16 ms | fp16/fp32 | isolated | audit ms | audit/ORT |
-probes % | consequences %, and where each audit's time went (`--timing`'s phases, medians over the rounds, ms):
+probes % | consequences % | run RSS MB | audit RSS MB | RSS audit/run, and where each audit's time went (`--timing`'s phases, medians over the rounds, ms):
 reference run, propagated run, isolated runs, round/convert, probes, consequence tracing, the rest (all within
 the audit's time), and writing the JSON report (after it).
 
@@ -39,24 +41,34 @@ TIMING_RE = re.compile(r"audit-timing: (?P<fields>.*)")
 PHASES = ["reference", "propagated", "isolated", "convert", "probes", "consequences", "other", "report"]
 
 
-def mpaudit_run_median(args, model, inputs, extra: list[str]) -> float:
+def checked(cmd: list[str], work: Path) -> run_bench.Proc:
+    p = run_bench.run_measured(cmd, work, timeout=600)
+    if p.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)}: exit {p.returncode}: {p.stderr.strip()}")
+    return p
+
+
+def mpaudit_run(args, model, inputs, extra: list[str], work: Path) -> tuple[float, float | None]:
+    """The median of --runs runs in ms, and the process's peak RSS in MB."""
     cmd = [str(args.mpaudit), "run", str(model.path), "--threads", str(args.threads), "--repeat", str(args.runs)]
     for name, path in inputs.items():
         cmd += ["--input", f"{name}={path}"]
-    out = subprocess.run(cmd + extra, capture_output=True, text=True, check=True).stdout
-    return float(run_bench.TIMING_RE.search(out)["median"])
+    p = checked(cmd + extra, work)
+    return float(run_bench.TIMING_RE.search(p.stdout)["median"]), p.max_rss_mb
 
 
 def audit_once(args, model, inputs, isolated: str, work: Path) -> dict[str, float]:
-    """The audit's `--timing` figures in ms: total, the phases of PHASES, and advice (outside total)."""
+    """The audit's `--timing` figures in ms: total, the phases of PHASES, and advice (outside total); and
+    the process's peak RSS in MB (`rss`)."""
     cmd = [str(args.mpaudit), "audit", str(model.path), "--threads", str(args.threads), "--target", "fp16",
            "--timing", "--quiet", "--fail-on", "unsafe_nodes>1000000", "--isolated", isolated,
            "--json", str(work / "report.json")]
     for name, path in inputs.items():
         cmd += ["--input", f"{name}={path}"]
-    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+    p = checked(cmd, work)
     t = {k.removesuffix("_ms"): float(v) for k, v in
-         (f.split("=") for f in TIMING_RE.search(out)["fields"].split())}
+         (f.split("=") for f in TIMING_RE.search(p.stdout)["fields"].split())}
+    t["rss"] = p.max_rss_mb if p.max_rss_mb is not None else float("nan")
     # execute_ms holds the reference and isolated node runs; the propagated run is the rest of it.
     t["propagated"] = t["execute"] - t["reference"] - t["isolated"]
     t["other"] = t["total"] - sum(t[p] for p in PHASES if p not in ("other", "report"))
@@ -76,8 +88,8 @@ def main() -> int:
     args = parser.parse_args()
     run_bench.apply_blas_option(args)
     rows = ["| model | ORT fp32 ms | run fp32 ms | run fp16 ms | fp16/fp32 | isolated | audit ms | audit/ORT | "
-            "probes % | consequences % |",
-            "|---|---|---|---|---|---|---|---|---|---|"]
+            "probes % | consequences % | run RSS MB | audit RSS MB | RSS audit/run |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     phase_rows = ["| model | isolated | total ms | " + " | ".join(PHASES) + " |",
                   "|---|---|---:|" + "---:|" * len(PHASES)]
     ratios: dict[str, list[float]] = {mode: [] for mode in args.isolated}
@@ -102,8 +114,8 @@ def main() -> int:
                 for mode in args.isolated:
                     audits[mode].append(audit_once(args, model, inputs, mode, work))
             ort = statistics.median(orts)
-            fp32 = mpaudit_run_median(args, model, inputs, [])
-            fp16 = mpaudit_run_median(args, model, inputs, ["--precision", "fp16"])
+            fp32, run_rss = mpaudit_run(args, model, inputs, [], work)
+            fp16, _ = mpaudit_run(args, model, inputs, ["--precision", "fp16"], work)
         for mode, runs in audits.items():
             audit_ms = statistics.median(a["total"] for a in runs)
             ratio = statistics.median(a["total"] / o for a, o in zip(runs, orts))
@@ -113,8 +125,12 @@ def main() -> int:
             # (which audits again) counted on top of the audit itself.
             consequences = statistics.median((a["consequences"] + a["advice"]) / (a["total"] - a["consequences"])
                                              for a in runs)
+            # Peak memory: the largest over the rounds, against one FP32 `run` of the same inputs.
+            audit_rss = max(a["rss"] for a in runs)
+            rss_ratio = audit_rss / run_rss if run_rss else float("nan")
             rows.append(f"| {model.name} | {ort:.1f} | {fp32:.1f} | {fp16:.1f} | {fp16 / fp32:.2f} | {mode} | "
-                        f"{audit_ms:.1f} | {ratio:.2f} | {100 * probes:.1f} | {100 * consequences:.1f} |")
+                        f"{audit_ms:.1f} | {ratio:.2f} | {100 * probes:.1f} | {100 * consequences:.1f} | "
+                        f"{run_rss or float('nan'):.0f} | {audit_rss:.0f} | {rss_ratio:.2f} |")
             print(rows[-1], flush=True)
             phase_rows.append(f"| {model.name} | {mode} | {audit_ms:.1f} | " +
                               " | ".join(f"{statistics.median(a[p] for a in runs):.1f}" for p in PHASES) + " |")
