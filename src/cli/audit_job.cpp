@@ -145,8 +145,9 @@ void add_audit_job_options(CLI::App& app, AuditJobArgs& a) {
                  "the reference absmax, as FP8 inference recipes calibrate)");
   add_keep_fp32_options(app, a.keep_fp32, a.keep_fp32_ops, a.keep_fp32_preset, "in the target runs");
   app.add_option("--isolated", a.isolated,
-                 "which nodes also run alone in the target format: all (default: isolated figures for every "
-                 "node), suspects (only where they can change a verdict; faster), off");
+                 "which nodes also run alone in the target format: all (isolated figures for every node; the "
+                 "default of audit and view), suspects (only where they can change a verdict; faster; the default "
+                 "of fix), off");
   add_input_options(app, a.inputs, true);
   app.add_option("--shard", a.shard, "K/N: audit only the K-th of N slices of the samples (join with `mpaudit merge`)");
   app.add_option("--threshold", a.thresholds, "KEY=VALUE verdict threshold, e.g. sqnr_warn_db.fp16=35 (repeatable)");

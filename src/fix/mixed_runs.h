@@ -9,6 +9,7 @@
 // way. Its cost is counted as what it ran: node runs over (nodes × samples), in full-run equivalents.
 #pragma once
 #include <deque>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -33,8 +34,22 @@ class MixedRuns {
 
   // The graph outputs declared floating (or undeclared), in graph order: what the gates measure.
   const std::vector<std::string>& outputs() const { return outputs_; }
-  // One run over every sample with `keep` (top-level node names) in FP32: each floating output's figures.
-  std::vector<OutputFigures> run(const std::vector<std::string>& keep);
+  // Called after each sample with the figures so far completed, for the samples not run, by the reference's
+  // own outputs (the best they could give): true says a gate fails whatever the rest give, which ends the run.
+  using Settled = std::function<bool(const std::vector<OutputFigures>& bounded)>;
+  struct Run {
+    std::vector<OutputFigures> figures;  // each floating output's; when ended early, the bounded figures
+    int64_t samples = 0;                 // the samples run
+    bool every_sample = false;           // judged on every sample (ended early or not)
+  };
+  // One run with `keep` (top-level node names) in FP32 on the samples in play, or on every sample, hardest
+  // first, until `settled` ends it. A sample that settles a run leads from then on, so that the next run
+  // failing a gate tends to fail it on its first sample; one outside the samples in play joins them. Failing
+  // on some samples is failing, so a search can judge sets on the samples in play and verify on every sample
+  // only the set it settles on (fix/keep_search.h).
+  Run run(const std::vector<std::string>& keep, const Settled& settled = {}, bool every_sample = true);
+  // The samples in play: the first, then each that settled a run of every sample.
+  int64_t samples_in_play() const { return in_play_; }
   // Runs made by run() so far.
   int64_t runs() const { return runs_; }
   // What they ran, in full-run equivalents: node runs over (nodes × samples).
@@ -63,7 +78,7 @@ class MixedRuns {
   std::vector<NodeFigures> node_figures(const std::vector<std::vector<std::string>>& keep_sets) const;
 
  private:
-  // A run's settings (per node: kept in FP32) and what it made on each sample.
+  // A run's settings (per node: kept in FP32) and what it made on each sample it ran (others empty).
   struct Recorded {
     std::vector<bool> kept;
     std::vector<RunRecord> samples;
@@ -76,6 +91,10 @@ class MixedRuns {
   // reads their outputs, directly or not.
   std::vector<bool> to_run(const std::vector<bool>& kept, const std::vector<bool>& base) const;
   void remember(Recorded recorded);
+  // `figures` of the samples `run` marks, with the reference's own outputs for the others: the best they
+  // could give.
+  std::vector<OutputFigures> bounded_by_the_rest(const std::vector<OutputFigures>& figures,
+                                                 const std::vector<bool>& run) const;
   // `sample` as the deployed model receives it: float32 inputs rounded onto the target where io_in_target_.
   TensorMap as_deployed(const TensorMap& sample);
 
@@ -87,7 +106,10 @@ class MixedRuns {
   Format target_;
   bool io_in_target_;
   probes::Divergence::Params params_;
-  std::vector<TensorMap> reference_feeds_, feeds_, reference_;
+  std::vector<TensorMap> feeds_, reference_;
+  std::vector<std::vector<OutputFigures>> exact_;  // per sample, the reference's outputs against themselves
+  std::vector<size_t> order_;                      // the samples, hardest first
+  size_t in_play_ = 1;                             // the first of order_
   std::vector<InputOverflow> inputs_overflowing_;
   std::vector<std::string> outputs_;
   std::vector<std::vector<size_t>> producers_;  // per node, the nodes whose outputs it reads (subgraphs' too)
