@@ -251,7 +251,7 @@ int fix_model(const FixArgs& args) {
     std::vector<std::string> kept = keep;
     kept.insert(kept.end(), forced.begin(), forced.end());
     fix::Verdict v;
-    const double spent = runs.run_equivalents();
+    const int64_t spent = runs.node_runs();
     const fix::MixedRuns::Settled settled = [&](const std::vector<fix::OutputFigures>& bounded) {
       return !to_the_end && fix::fails_whatever_the_rest(gates, bounded);
     };
@@ -260,7 +260,7 @@ int fix_model(const FixArgs& args) {
                                     : runs.run(kept, settled, every_sample || !by_samples_in_play);
     v.gates = fix::check_output_gates(gates, run.figures);
     v.pass = fix::all_held(v.gates);
-    v.cost = runs.run_equivalents() - spent;
+    v.cost = runs.run_equivalents(runs.node_runs() - spent);
     v.samples = run.samples;
     v.every_sample = run.every_sample;
     if (!args.quiet) {

@@ -68,10 +68,11 @@ class Search {
   // about 2 k log2(n) runs for k culprits instead of n, most of the failing ones stopping at their first
   // failing sample. A drop changes the set, so nodes found needed before it are tried again until a sweep
   // drops nothing: the final set is minimal node by node. False when the run limit stopped it. Measured
-  // against two alternatives on yolox-nano: under the detector gate (README) this keeps 2 nodes at 16.4
-  // full-run equivalents, bisecting prefixes for one needed node at a time (QuickXplain) 4 at 18.2, Hwang's
-  // binary splitting with one final sweep 2 at 17.0; under the default gates, where some 300 nodes are
-  // needed, all three stop at the run limit, splitting at 27.7 against 17 here.
+  // against three alternatives on yolox-nano (with 4 kept runs): under the detector gate (README) this kept 2
+  // nodes at 16.4 full-run equivalents, bisecting prefixes for one needed node at a time (QuickXplain) 4 at
+  // 18.2, Hwang's binary splitting with one final sweep 2 at 17.0, halving by place in the graph (late nodes
+  // are cheap to try without) 4 at 17.4; under the default gates, where some 300 nodes are needed, all stop at
+  // the run limit, splitting at 27.7 against 15.8 here.
   bool minimise(std::vector<std::string>& keep) {
     std::map<std::string, int> needed_in;  // the generation (count of drops) a node was last found needed in
     int generation = 0;

@@ -54,9 +54,9 @@ MixedRuns::MixedRuns(std::shared_ptr<const Graph> graph, const SampleSource& sam
   }
 }
 
-double MixedRuns::run_equivalents() const {
+double MixedRuns::run_equivalents(int64_t node_runs) const {
   const double full = static_cast<double>(graph_->nodes.size()) * static_cast<double>(last_ - first_);
-  return full > 0 ? static_cast<double>(node_runs_) / full : 0.0;
+  return full > 0 ? static_cast<double>(node_runs) / full : 0.0;
 }
 
 void MixedRuns::run_reference() {

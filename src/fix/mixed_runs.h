@@ -53,7 +53,11 @@ class MixedRuns {
   // Runs made by run() so far.
   int64_t runs() const { return runs_; }
   // What they ran, in full-run equivalents: node runs over (nodes × samples).
-  double run_equivalents() const;
+  double run_equivalents() const { return run_equivalents(node_runs_); }
+  // `node_runs` in full-run equivalents: a run's share is taken from the difference of the counts, exact, rather
+  // than of two sums, which can round past 1.
+  double run_equivalents(int64_t node_runs) const;
+  int64_t node_runs() const { return node_runs_; }
   // Whether the reference ran (one full-run equivalent more).
   bool reference_ran() const { return !reference_.empty() || first_ == last_; }
 
