@@ -227,10 +227,12 @@ int fix_model(const FixArgs& args) {
 
   // The audit: which nodes are unsafe and where the error jumps, to order the search.
   Progress bar(!args.quiet, "audit", "node runs");
-  const AuditRun audit =
-      job.run(args.job.keep_fp32, [&](int64_t done, int64_t total, const auto&) { bar.show(done, total); });
+  AuditRun audit = job.run(
+      args.job.keep_fp32, [&](int64_t done, int64_t total, const auto&) { bar.show(done, total); }, nullptr, "", true);
   const auto [first, last] = job.sample_range();
   fix::MixedRuns runs(job.model().graph, job.samples(), first, last, job.options(), !args.keep_io_types);
+  // The audit's reference pass is the reference the runs compare with and reuse: it does not run again.
+  runs.take_reference(std::move(audit.reference_outputs), std::move(audit.reference_records));
   std::vector<fix::OutputGate> gates;
   for (const std::string& g : args.gates.empty() ? fix::default_output_gates() : args.gates)
     gates.push_back(fix::parse_output_gate(g, runs.outputs()));

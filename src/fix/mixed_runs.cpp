@@ -11,11 +11,10 @@ namespace mpa::fix {
 
 namespace {
 
-// Kept runs may hold this share of the memory budget, at most this many: the search's next trial differs
-// little from one of its last few. 8 rather than 4: 7.8 against 8.5 full-run equivalents on mnist-8, 16.2
+// Kept runs may hold at most this many (and kRecordShareOfBudget): the search's next trial differs little from
+// one of its last few. 8 rather than 4: 7.8 against 8.5 full-run equivalents on mnist-8, 16.2
 // against 16.4 on yolox-nano's detector gate, 38.5 against 40.8 on ResNet-50 (yolox-nano's 4 samples then
 // hold 2.2 GB instead of 1.5 at the peak, within the share).
-constexpr int64_t kRecordShareOfBudget = 4;
 constexpr size_t kMaxRecorded = 8;
 
 bool same_settings(const ExecConfig& a, const ExecConfig& b) {
@@ -59,6 +58,30 @@ double MixedRuns::run_equivalents(int64_t node_runs) const {
   return full > 0 ? static_cast<double>(node_runs) / full : 0.0;
 }
 
+void MixedRuns::take_reference(std::vector<TensorMap> outputs, std::vector<RunRecord> records) {
+  require(reference_.empty() && static_cast<int64_t>(outputs.size()) == last_ - first_,
+          "fix: the audit's reference is taken before any run, one per sample");
+  reference_ = std::move(outputs);
+  reference_taken_ = true;
+  for (int64_t s = first_; s < last_; ++s) know_sample(s, samples_.sample(s));
+  // The reference is the run with every node kept in FP32 where it computes as they do and reads the same
+  // inputs: a base to rerun from.
+  if (records.size() == reference_.size() && recording_ && !io_in_target_ &&
+      same_settings(reference_config_, fp32_config_))
+    remember(Recorded{std::vector<bool>(graph_->nodes.size(), true), std::move(records), 0});
+}
+
+void MixedRuns::know_sample(int64_t s, const TensorMap& sample) {
+  feeds_.push_back(as_deployed(sample));
+  exact_.emplace_back();
+  for (const std::string& name : outputs_) {
+    const Tensor& out = reference_[size_t(s - first_)].at(name);
+    exact_.back().push_back(OutputFigures{name, {}, 0, 0});
+    if (dtype_is_float(out.dtype())) exact_.back().back().add(out, out, params_, s - first_);
+  }
+  order_.push_back(size_t(s - first_));
+}
+
 void MixedRuns::run_reference() {
   StreamPlan reference;
   reference.node_config.assign(graph_->nodes.size(), reference_config_);
@@ -68,23 +91,16 @@ void MixedRuns::run_reference() {
   const bool record = recording_ && !io_in_target_ && same_settings(reference_config_, fp32_config_);
   if (record) all_fp32.samples.resize(size_t(last_ - first_));
   for (int64_t s = first_; s < last_; ++s) {
-    TensorMap sample = samples_.sample(s);
-    feeds_.push_back(as_deployed(sample));
+    const TensorMap sample = samples_.sample(s);
     reference.record = record ? &all_fp32.samples[size_t(s - first_)] : nullptr;
     reference_.push_back(std::move(session_.run_streams(sample, {reference}).at(0)));
-    exact_.emplace_back();
-    for (const std::string& name : outputs_) {
-      const Tensor& out = reference_.back().at(name);
-      exact_.back().push_back(OutputFigures{name, {}, 0, 0});
-      if (dtype_is_float(out.dtype())) exact_.back().back().add(out, out, params_, s - first_);
-    }
-    order_.push_back(size_t(s - first_));
+    know_sample(s, sample);
   }
   if (record) remember(std::move(all_fp32));
 }
 
 const std::vector<MixedRuns::InputOverflow>& MixedRuns::inputs_overflowing() {
-  if (!reference_ran()) run_reference();
+  if (!have_reference()) run_reference();
   return inputs_overflowing_;
 }
 
@@ -203,7 +219,7 @@ std::vector<OutputFigures> MixedRuns::bounded_by_the_rest(const std::vector<Outp
 }
 
 MixedRuns::Run MixedRuns::run(const std::vector<std::string>& keep, const Settled& settled, bool every_sample) {
-  if (!reference_ran()) run_reference();
+  if (!have_reference()) run_reference();
   // Positions in order_ to run: those in play; for every sample, the others first (those in play are met
   // when the search asks for every sample, so a failure is likelier, and cheaper to find, among the others).
   const size_t in_play = std::min(in_play_, order_.size());

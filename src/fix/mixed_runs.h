@@ -22,6 +22,10 @@
 
 namespace mpa::fix {
 
+// Kept runs (and the audit's reference values handed over for them) hold at most this share of the memory
+// budget.
+inline constexpr int64_t kRecordShareOfBudget = 4;
+
 class MixedRuns {
  public:
   // Runs over samples [first, last) of `samples` (read when the first run needs them; the reference's outputs
@@ -58,8 +62,12 @@ class MixedRuns {
   // than of two sums, which can round past 1.
   double run_equivalents(int64_t node_runs) const;
   int64_t node_runs() const { return node_runs_; }
-  // Whether the reference ran (one full-run equivalent more).
-  bool reference_ran() const { return !reference_.empty() || first_ == last_; }
+  // Whether the reference ran here (one full-run equivalent more), rather than being taken from the audit.
+  bool reference_ran() const { return (!reference_.empty() && !reference_taken_) || first_ == last_; }
+  // The reference's graph outputs per sample and, where they are all there, its records of every node output,
+  // from an audit of the same samples with the same reference settings (cli/audit_job.h keep_reference): the
+  // reference need not run again. Before any run.
+  void take_reference(std::vector<TensorMap> outputs, std::vector<RunRecord> records);
 
   // A float32 graph input with values beyond the target's largest finite value, where the inputs are in the
   // target format: the deployed model meets them overflowed before any node runs, whatever it keeps.
@@ -89,6 +97,10 @@ class MixedRuns {
     size_t nbytes = 0;
   };
   void run_reference();
+  bool have_reference() const { return !reference_.empty() || first_ == last_; }
+  // Reads sample `s` as the runs feed it, and the reference's outputs against themselves, once the reference's
+  // outputs of it are known.
+  void know_sample(int64_t s, const TensorMap& sample);
   // Per node, the settings of a run with `keep` in FP32.
   StreamPlan plan_for(const std::vector<std::string>& keep, std::vector<bool>* kept = nullptr) const;
   // Which nodes must run for `kept` when the values of `base` are at hand: those kept differently, and what
@@ -119,6 +131,7 @@ class MixedRuns {
   std::vector<std::vector<size_t>> producers_;  // per node, the nodes whose outputs it reads (subgraphs' too)
   std::deque<Recorded> recorded_;               // most recent first
   bool recording_ = true;                       // false once a record did not fit the memory budget
+  bool reference_taken_ = false;                // from the audit (take_reference)
   int64_t runs_ = 0, node_runs_ = 0;
 };
 

@@ -358,7 +358,8 @@ TEST(FixContract, SaysWhenAnInputOverflowsTheFormatBeforeAnyNodeRuns) {
 
 // A run reruns only what its keep-set changes: a trial keeping every node of the rms model in fp32 is the
 // reference run, whose values are kept, so it runs nothing; others rerun part of the model. The cost adds up
-// the trials'.
+// the trials'. The reference is the audit's own reference pass, handed over with its values: it does not run
+// again (reference_runs 0), and its values are the base the all-kept trial reuses.
 TEST(FixContract, CountsWhatTheIncrementalRunsExecuted) {
   TempDir dir;
   const nlohmann::json r = fix(dir, root_mean_square_model(dir), "", 0);
@@ -377,6 +378,7 @@ TEST(FixContract, CountsWhatTheIncrementalRunsExecuted) {
   EXPECT_TRUE(all_kept);
   EXPECT_TRUE(partial);
   const auto& cost = r.at("cost");
+  EXPECT_EQ(cost.at("reference_runs"), 0);
   EXPECT_NEAR(cost.at("mixed_run_equivalents").get<double>(), sum, 1e-9);
   EXPECT_LT(cost.at("mixed_run_equivalents").get<double>(), cost.at("mixed_runs").get<double>());
   EXPECT_NEAR(cost.at("total_run_equivalents").get<double>(),
