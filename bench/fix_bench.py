@@ -79,7 +79,7 @@ def run_mpaudit(mpaudit: Path, model: run_bench.BenchModel, inputs: dict, work: 
     r = json.loads(report.read_text())
     return {"seconds": seconds, "kept": len(r["keep"]) if r["met"] else None, "met": r["met"],
             "cost": r["cost"]["total_run_equivalents"], "runs": r["cost"]["mixed_runs"],
-            "error": None if r["met"] else r["note"][:160]}
+            "error": None if r["met"] and r["minimal"] else r["note"][:160]}
 
 
 def run_peer(model: run_bench.BenchModel, inputs: dict, timeout: float) -> dict:

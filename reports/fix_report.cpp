@@ -54,11 +54,13 @@ nlohmann::ordered_json to_json(const FixReport& r) {
                     {"outputs", k.outputs},
                     {"audit_verdict", k.audit_verdict},
                     {"audit_reasons", k.audit_reasons},
-                    {"needed_because", gate_values(k.needed_because)}});
+                    {"needed_because", gate_values(k.needed_because)},
+                    {"needed_samples", k.needed_samples}});
   nlohmann::ordered_json trials = nlohmann::ordered_json::array();
   for (const FixTrial& t : r.trials)
     trials.push_back(
-        {{"purpose", t.purpose}, {"kept", t.kept}, {"pass", t.pass}, {"run_equivalents", t.run_equivalents}});
+        {{"purpose", t.purpose}, {"kept", t.kept}, {"pass", t.pass}, {"run_equivalents", t.run_equivalents},
+         {"samples", t.samples}});
   nlohmann::ordered_json presets = nlohmann::ordered_json::array();
   for (const PresetComparison& p : r.presets)
     presets.push_back({{"name", p.name}, {"kept", p.kept}, {"pass", p.pass}, {"gates", gate_values(p.gates)}});
@@ -160,12 +162,13 @@ FixReport fix_report_from_json(const nlohmann::json& j) {
   for (const nlohmann::json& k : j.at("keep"))
     r.keep.push_back({k.at("node").get<std::string>(), k.at("op_type").get<std::string>(),
                       k.at("outputs").get<std::vector<std::string>>(), k.at("audit_verdict").get<std::string>(),
-                      k.at("audit_reasons").get<std::vector<std::string>>(), gate_values_from(k.at("needed_because"))});
+                      k.at("audit_reasons").get<std::vector<std::string>>(), gate_values_from(k.at("needed_because")),
+                      k.value("needed_samples", int64_t{0})});
   r.before = gate_values_from(j.at("before"));
   r.after = gate_values_from(j.at("after"));
   for (const nlohmann::json& t : j.at("trials"))
     r.trials.push_back({t.at("purpose").get<std::string>(), t.at("kept").get<int64_t>(), t.at("pass").get<bool>(),
-                        t.at("run_equivalents").get<double>()});
+                        t.at("run_equivalents").get<double>(), t.value("samples", int64_t{0})});
   for (const nlohmann::json& p : j.at("presets"))
     r.presets.push_back({p.at("name").get<std::string>(), p.at("kept").get<int64_t>(), p.at("pass").get<bool>(),
                          gate_values_from(p.at("gates"))});

@@ -26,6 +26,9 @@ struct KeptNode {
   std::string audit_verdict;                 // the audit's verdict on the node in the target: safe, warn, unsafe
   std::vector<std::string> audit_reasons;    // the audit's reason codes (overflow, underflow, ...)
   std::vector<FixGateValue> needed_because;  // the gates that fail with the node in the target format
+  // The samples that run was judged on: fewer than the report's when a gate had failed on them whatever the
+  // others give (needed_because then holds the bound). 0 in reports written before it was recorded.
+  int64_t needed_samples = 0;
 };
 
 struct FixTrial {
@@ -33,6 +36,7 @@ struct FixTrial {
   int64_t kept = 0;
   bool pass = false;
   double run_equivalents = 0;  // what the run executed, in full-run equivalents
+  int64_t samples = 0;         // the samples it ran (see KeptNode::needed_samples); 0 in older reports
 };
 
 // A recipe (fix/presets.h) judged by the same gates on the same samples.

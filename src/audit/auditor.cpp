@@ -1012,14 +1012,18 @@ struct Auditor::Impl {
     std::unique_ptr<PropagatedWatch> target_watch_;
   };
 
-  void run_sample(const TensorMap& feeds, int64_t sample, const std::function<void(size_t)>& on_node) {
+  TensorMap run_sample(const TensorMap& feeds, int64_t sample, const std::function<void(size_t)>& on_node,
+                       RunRecord* reference_record) {
     session.check_feeds(feeds);
     tracer->begin_sample();
     sample_sqnr.assign(options.targets.size(), {});
     measure_graph_inputs(feeds, sample);
     SampleRun run(*this, sample, on_node);
-    session.run_streams(feeds, plans, &run);
+    plans[0].record = reference_record;
+    std::vector<TensorMap> outputs = session.run_streams(feeds, plans, &run);
+    plans[0].record = nullptr;
     merge_traces();
+    return std::move(outputs.at(0));
   }
 };
 
@@ -1027,8 +1031,9 @@ Auditor::Auditor(std::shared_ptr<const Graph> graph, AuditOptions options)
     : impl_(std::make_unique<Impl>(std::move(graph), std::move(options))) {}
 Auditor::~Auditor() = default;
 
-void Auditor::observe(const TensorMap& feeds, int64_t sample_index, const std::function<void(size_t)>& on_node) {
-  impl_->run_sample(feeds, sample_index, on_node);
+TensorMap Auditor::observe(const TensorMap& feeds, int64_t sample_index, const std::function<void(size_t)>& on_node,
+                           RunRecord* reference_record) {
+  return impl_->run_sample(feeds, sample_index, on_node, reference_record);
 }
 
 size_t Auditor::node_count() const { return impl_->graph->nodes.size(); }

@@ -64,7 +64,10 @@ class Auditor {
   ~Auditor();
   // Runs one sample through all streams and merges its statistics. Called once per sample, in any order.
   // `on_node` is called after each top-level node (its graph index); it may call fill() for a snapshot.
-  void observe(const TensorMap& feeds, int64_t sample_index, const std::function<void(size_t)>& on_node = {});
+  // Returns the reference's graph outputs; `reference_record`, when set, receives every node output of the
+  // reference stream (runtime/session.h), which a later run on the same feeds may reuse (fix's runs do).
+  TensorMap observe(const TensorMap& feeds, int64_t sample_index, const std::function<void(size_t)>& on_node = {},
+                    RunRecord* reference_record = nullptr);
   // The statistics so far, with verdicts and the summary evaluated. Fills `report.nodes` and
   // `report.summary`; the caller sets model identity and config.
   void fill(report::Report& report) const;

@@ -1,5 +1,8 @@
 #include "cli/audit_job.h"
 
+#include "common/memory_budget.h"
+#include "fix/mixed_runs.h"
+
 #include <openssl/evp.h>
 
 #include <algorithm>
@@ -145,8 +148,9 @@ void add_audit_job_options(CLI::App& app, AuditJobArgs& a) {
                  "the reference absmax, as FP8 inference recipes calibrate)");
   add_keep_fp32_options(app, a.keep_fp32, a.keep_fp32_ops, a.keep_fp32_preset, "in the target runs");
   app.add_option("--isolated", a.isolated,
-                 "which nodes also run alone in the target format: all (default: isolated figures for every "
-                 "node), suspects (only where they can change a verdict; faster), off");
+                 "which nodes also run alone in the target format: all (isolated figures for every node; the "
+                 "default of audit and view), suspects (only where they can change a verdict; faster; the default "
+                 "of fix), off");
   add_input_options(app, a.inputs, true);
   app.add_option("--shard", a.shard, "K/N: audit only the K-th of N slices of the samples (join with `mpaudit merge`)");
   app.add_option("--threshold", a.thresholds, "KEY=VALUE verdict threshold, e.g. sqnr_warn_db.fp16=35 (repeatable)");
@@ -212,12 +216,14 @@ void AuditJob::load() {
 AuditJob::~AuditJob() = default;
 
 AuditRun AuditJob::run(const std::vector<std::string>& keep_fp32, const AuditProgress& progress,
-                       const std::atomic<bool>* cancel, const std::string& only_format) const {
-  return naming_file(args_.model, [&] { return run_in_file(keep_fp32, progress, cancel, only_format); });
+                       const std::atomic<bool>* cancel, const std::string& only_format, bool keep_reference) const {
+  return naming_file(args_.model,
+                     [&] { return run_in_file(keep_fp32, progress, cancel, only_format, keep_reference); });
 }
 
 AuditRun AuditJob::run_in_file(const std::vector<std::string>& keep_fp32, const AuditProgress& progress,
-                               const std::atomic<bool>* cancel, const std::string& only_format) const {
+                               const std::atomic<bool>* cancel, const std::string& only_format,
+                               bool keep_reference) const {
   const Loaded& l = *loaded_;
   AuditOptions options = l.options;
   // A recipe's nodes stay kept whatever set the caller asks for (the dashboard's what-if, fix's trials).
@@ -262,7 +268,23 @@ AuditRun AuditJob::run_in_file(const std::vector<std::string>& keep_fp32, const 
 
   AuditRun result;
   const auto start = std::chrono::steady_clock::now();
-  for (int64_t s = l.first; s < l.last; ++s) auditor.observe(l.samples->sample(s), s, on_node);
+  bool recording = keep_reference;
+  size_t recorded_bytes = 0;
+  for (int64_t s = l.first; s < l.last; ++s) {
+    RunRecord record;
+    TensorMap outputs = auditor.observe(l.samples->sample(s), s, on_node, recording ? &record : nullptr);
+    if (!keep_reference) continue;
+    result.reference_outputs.push_back(std::move(outputs));
+    if (!recording) continue;
+    recorded_bytes += record.nbytes();
+    // Records of every sample's every value: past their share of the budget, the runs that would reuse them
+    // make their own (fix/mixed_runs.h keeps runs within the same share).
+    recording = recorded_bytes <= static_cast<size_t>(memory_budget::limit() / fix::kRecordShareOfBudget);
+    if (recording)
+      result.reference_records.push_back(std::move(record));
+    else
+      result.reference_records.clear();
+  }
   result.total_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   result.time_split = auditor.time_split();
   result.report = make_report();

@@ -48,6 +48,10 @@ struct AuditRun {
   report::Report report;
   double total_ms = 0;  // the runs over all samples, without loading and the final evaluation
   Auditor::TimeSplit time_split;
+  // With `keep_reference`: per sample, the reference's graph outputs and, while they fit a quarter of the
+  // memory budget (else none), its record of every node output.
+  std::vector<TensorMap> reference_outputs;
+  std::vector<RunRecord> reference_records;
 };
 
 class AuditJob {
@@ -58,8 +62,11 @@ class AuditJob {
   // One audit over the job's samples with these nodes kept in FP32 (the job's own --keep-fp32 for
   // `audit`; the what-if set for `view`). Cancelling is checked after every node. `only_format`, when
   // given, audits that one of the job's targets.
+  // `keep_reference`: the run also hands over the reference's values (AuditRun), so that a command running
+  // the model again (fix) need not run the reference a second time.
   AuditRun run(const std::vector<std::string>& keep_fp32, const AuditProgress& progress = {},
-               const std::atomic<bool>* cancel = nullptr, const std::string& only_format = "") const;
+               const std::atomic<bool>* cancel = nullptr, const std::string& only_format = "",
+               bool keep_reference = false) const;
   const AuditJobArgs& args() const { return args_; }
   // What the job audits, for commands that also run the model themselves (fix's mixed-precision runs).
   const Model& model() const;
@@ -76,7 +83,7 @@ class AuditJob {
  private:
   void load();
   AuditRun run_in_file(const std::vector<std::string>& keep_fp32, const AuditProgress& progress,
-                       const std::atomic<bool>* cancel, const std::string& only_format) const;
+                       const std::atomic<bool>* cancel, const std::string& only_format, bool keep_reference) const;
   struct Loaded;
   AuditJobArgs args_;
   std::unique_ptr<Loaded> loaded_;

@@ -169,6 +169,9 @@ void print_summary(const report::FixReport& r, const fix::SearchResult& result,
     std::string why;
     for (const report::FixGateValue& g : k.needed_because)
       why += (why.empty() ? "" : "; ") + gate_line({g.gate, g.output, g.value, g.held});
+    if (!why.empty() && k.needed_samples < r.samples)
+      why += " (on " + std::to_string(k.needed_samples) + " of " + std::to_string(r.samples) +
+             " samples: it fails whatever the others give)";
     std::printf("  %s (%s)%s%s\n", k.node.c_str(), k.op_type.c_str(),
                 k.audit_verdict == "safe" ? "" : (", audit: " + k.audit_verdict).c_str(),
                 why.empty() ? "" : (": without it " + why).c_str());
@@ -224,10 +227,12 @@ int fix_model(const FixArgs& args) {
 
   // The audit: which nodes are unsafe and where the error jumps, to order the search.
   Progress bar(!args.quiet, "audit", "node runs");
-  const AuditRun audit =
-      job.run(args.job.keep_fp32, [&](int64_t done, int64_t total, const auto&) { bar.show(done, total); });
+  AuditRun audit = job.run(
+      args.job.keep_fp32, [&](int64_t done, int64_t total, const auto&) { bar.show(done, total); }, nullptr, "", true);
   const auto [first, last] = job.sample_range();
   fix::MixedRuns runs(job.model().graph, job.samples(), first, last, job.options(), !args.keep_io_types);
+  // The audit's reference pass is the reference the runs compare with and reuse: it does not run again.
+  runs.take_reference(std::move(audit.reference_outputs), std::move(audit.reference_records));
   std::vector<fix::OutputGate> gates;
   for (const std::string& g : args.gates.empty() ? fix::default_output_gates() : args.gates)
     gates.push_back(fix::parse_output_gate(g, runs.outputs()));
@@ -238,19 +243,41 @@ int fix_model(const FixArgs& args) {
   // The audit fed the inputs in float32: with inputs in the target format the whole model runs again.
   const auto whole_model =
       wants_rows || !args.keep_io_types ? std::nullopt : whole_model_from_audit(audit.report, target, runs.outputs());
-  const fix::Verifier verify = [&](const std::vector<std::string>& keep) {
+  const int64_t samples = last - first;
+  // The search judges sets on the samples in play, the first to fail a run leading, where a failure there is
+  // a failure on every sample (fix/output_gates.h); otherwise every run is on every sample.
+  const bool by_samples_in_play = std::all_of(gates.begin(), gates.end(), fix::bounded_by_some_samples);
+  // `to_the_end`: every sample runs also where a gate already failed whatever the others give (the presets'
+  // figures are shown as they are).
+  const auto judge = [&](const std::vector<std::string>& keep, bool every_sample, bool to_the_end) {
     std::vector<std::string> kept = keep;
     kept.insert(kept.end(), forced.begin(), forced.end());
     fix::Verdict v;
-    const double spent = runs.run_equivalents();
-    v.gates = fix::check_output_gates(gates, keep.empty() && whole_model ? *whole_model : runs.run(kept));
+    const int64_t spent = runs.node_runs();
+    const fix::MixedRuns::Settled settled = [&](const std::vector<fix::OutputFigures>& bounded) {
+      return !to_the_end && fix::fails_whatever_the_rest(gates, bounded);
+    };
+    const fix::MixedRuns::Run run =
+        keep.empty() && whole_model ? fix::MixedRuns::Run{*whole_model, samples, true}
+                                    : runs.run(kept, settled, every_sample || !by_samples_in_play);
+    v.gates = fix::check_output_gates(gates, run.figures);
     v.pass = fix::all_held(v.gates);
-    v.cost = runs.run_equivalents() - spent;
-    if (!args.quiet)
+    v.cost = runs.run_equivalents(runs.node_runs() - spent);
+    v.samples = run.samples;
+    v.every_sample = run.every_sample;
+    if (!args.quiet) {
+      const std::string on = run.samples < samples ? " on " + std::to_string(run.samples) + " of " +
+                                                         std::to_string(samples) + " samples"
+                                                   : "";
       std::fprintf(stderr, "run %lld: %zu node%s in fp32 (%.2f full-run equivalents): %s\n",
                    static_cast<long long>(runs.runs()), keep.size(), keep.size() == 1 ? "" : "s", v.cost,
-                   v.pass ? "gates hold" : "a gate fails");
+                   (v.pass ? "gates hold" + on : "a gate fails" + on + (on.empty() ? "" : ", whatever the others give"))
+                       .c_str());
+    }
     return v;
+  };
+  const fix::Verifier verify = [&](const std::vector<std::string>& keep, bool every_sample) {
+    return judge(keep, every_sample, false);
   };
   const report::TargetSummary& summary = audit.report.summary.at(target);
   const std::vector<fix::MixedRuns::InputOverflow> overflowing =
@@ -278,10 +305,10 @@ int fix_model(const FixArgs& args) {
       std::vector<std::string> a = t.keep, b = nodes;
       std::sort(a.begin(), a.end());
       std::sort(b.begin(), b.end());
-      return a == b;
+      return a == b && t.verdict.samples == samples;
     };
     const auto known = std::find_if(result.trials.begin(), result.trials.end(), same_set);
-    const fix::Verdict v = known != result.trials.end() ? known->verdict : verify(nodes);
+    const fix::Verdict v = known != result.trials.end() ? known->verdict : judge(nodes, true, true);
     presets.push_back({preset.name, static_cast<int64_t>(nodes.size()), v.pass, to_report(v.gates)});
   }
 
@@ -292,7 +319,7 @@ int fix_model(const FixArgs& args) {
   r.target = target;
   r.reference = args.job.reference;
   r.inputs = audit.report.config.inputs;
-  r.samples = last - first;
+  r.samples = samples;
   for (const fix::OutputGate& g : gates) r.gates.push_back(g.text);
   r.forced_fp32 = forced;
   r.met = result.met;
@@ -308,7 +335,10 @@ int fix_model(const FixArgs& args) {
       for (const report::Reason& reason : t->second.reasons) k.audit_reasons.push_back(reason.code);
     }
     const auto why = result.needed_because.find(name);
-    if (why != result.needed_because.end()) k.needed_because = to_report(why->second);
+    if (why != result.needed_because.end()) {
+      k.needed_because = to_report(why->second.failing);
+      k.needed_samples = why->second.samples;
+    }
     r.keep.push_back(std::move(k));
   }
   std::vector<fix::GateValue> before;
@@ -323,7 +353,8 @@ int fix_model(const FixArgs& args) {
       }
   }
   for (const fix::Trial& t : result.trials)
-    r.trials.push_back({t.purpose, static_cast<int64_t>(t.keep.size()), t.verdict.pass, t.verdict.cost});
+    r.trials.push_back(
+        {t.purpose, static_cast<int64_t>(t.keep.size()), t.verdict.pass, t.verdict.cost, t.verdict.samples});
   r.audit_run_equivalents = audit_run_equivalents(audit.report, target);
   r.reference_runs = reference_for_search ? 1 : 0;
   r.mixed_runs = search_runs;
@@ -358,6 +389,9 @@ int fix_model(const FixArgs& args) {
 Action add_fix(CLI::App& app) {
   auto a = std::make_shared<FixArgs>();
   app.add_option("model", a->job.model, "ONNX model file")->required();
+  // The search reads the audit's verdicts and propagated error, which `suspects` gives as `all` does, at a
+  // fraction of the isolated pass's cost (the search's own cost counts it).
+  a->job.isolated = "suspects";
   add_audit_job_options(app, a->job);
   app.add_option("--gate", a->gates,
                  "what the mixed-precision model's outputs must meet, e.g. 'max_rel_err<=1e-3', 'cosine>=0.9999', "

@@ -7,8 +7,13 @@
 //      propagated error jumps at the node) are added in batches of 1, 2, 4, ... (few runs for large sets);
 //   4. then every kept node, weakest evidence first, is tried without: dropped where the gates still hold,
 //      and sweeps repeat until one drops nothing, so that in the final set removing any single node breaks a
-//      gate — each such run is recorded as the reason the node is needed.
+//      gate — each such run is recorded as the reason the node is needed;
+//   5. steps 3-4 judge sets on the samples in play (the Verifier's choice: fix starts with one sample, the
+//      first to fail); the set they settle on is then run on every sample, and where a sample outside them
+//      fails it (it joins them), the search grows and minimises again. A set failing on some samples fails,
+//      so each reason stands; the set returned is met on every sample.
 #pragma once
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <optional>
@@ -23,10 +28,16 @@ struct Verdict {
   bool pass = false;
   std::vector<GateValue> gates;
   double cost = 0;  // what the run executed, in full-run equivalents
+  // The samples it was judged on: fewer than all when a gate failed on them whatever the others give, or
+  // when judged on the samples in play; the gates' values are then those of the samples run with the others
+  // counted as exact (fix/output_gates.h fails_whatever_the_rest): a failure holds for every sample.
+  int64_t samples = 0;
+  bool every_sample = true;  // a pass holds for every sample (not only for those in play)
 };
 
-// Runs the model with `keep` (node names) in FP32 and everything else in the target format, on every sample.
-using Verifier = std::function<Verdict(const std::vector<std::string>& keep)>;
+// Runs the model with `keep` (node names) in FP32 and everything else in the target format, on the samples in
+// play, or on every sample when `every_sample`.
+using Verifier = std::function<Verdict(const std::vector<std::string>& keep, bool every_sample)>;
 
 struct Trial {
   std::string purpose;  // "all in the target format", "audit advice", "grow", "without NODE"
@@ -38,7 +49,11 @@ struct SearchResult {
   bool met = false;               // a set meets the gates (the whole model in FP32 may be that set)
   std::vector<std::string> keep;  // in candidate order
   // For each kept node: the gates that fail without it (the run of the final sweep that tried it).
-  std::map<std::string, std::vector<GateValue>> needed_because;
+  struct Needed {
+    std::vector<GateValue> failing;
+    int64_t samples = 0;  // the samples that run was judged on
+  };
+  std::map<std::string, Needed> needed_because;
   bool minimal = false;  // every node of `keep` was tried without in the final set
   std::vector<Trial> trials;
   std::string note;  // why the search stopped short, when it did

@@ -46,6 +46,12 @@ void OutputFigures::add(const Tensor& reference, const Tensor& run, const probes
   }
 }
 
+void OutputFigures::merge(const OutputFigures& other) {
+  divergence.merge(other.divergence);
+  rows += other.rows;
+  rows_agreeing += other.rows_agreeing;
+}
+
 double OutputFigures::metric(const std::string& m) const {
   const probes::Divergence& d = divergence;
   if (m == "nonfinite") return static_cast<double>(d.nonfinite());
@@ -81,22 +87,44 @@ OutputGate parse_output_gate(const std::string& text, const std::vector<std::str
 
 std::vector<std::string> default_output_gates() { return {"mismatch_frac<=0", "nonfinite<=0"}; }
 
+namespace {
+
+GateValue judge(const OutputGate& gate, const OutputFigures& f) {
+  GateValue v{gate.text, f.name, f.metric(gate.metric), true};
+  // Nothing to measure holds (no finite reference value, no rows); a run whose every value went
+  // non-finite has nothing to measure either, but its `nonfinite` says so and the error figures fail.
+  if (std::isnan(v.value))
+    v.held = gate.metric == "top1_agree" || f.divergence.ref_finite == 0;
+  else
+    v.held = holds(v.value, gate.op, gate.bound);
+  return v;
+}
+
+bool covers(const OutputGate& gate, const OutputFigures& f) { return gate.output.empty() || gate.output == f.name; }
+
+}  // namespace
+
 std::vector<GateValue> check_output_gates(const std::vector<OutputGate>& gates,
                                           const std::vector<OutputFigures>& figures) {
   std::vector<GateValue> values;
   for (const OutputGate& gate : gates)
-    for (const OutputFigures& f : figures) {
-      if (!gate.output.empty() && gate.output != f.name) continue;
-      GateValue v{gate.text, f.name, f.metric(gate.metric), true};
-      // Nothing to measure holds (no finite reference value, no rows); a run whose every value went
-      // non-finite has nothing to measure either, but its `nonfinite` says so and the error figures fail.
-      if (std::isnan(v.value))
-        v.held = gate.metric == "top1_agree" || f.divergence.ref_finite == 0;
-      else
-        v.held = holds(v.value, gate.op, gate.bound);
-      values.push_back(std::move(v));
-    }
+    for (const OutputFigures& f : figures)
+      if (covers(gate, f)) values.push_back(judge(gate, f));
   return values;
+}
+
+bool bounded_by_some_samples(const OutputGate& g) {
+  const bool at_most = g.op == "<=" || g.op == "<", at_least = g.op == ">=" || g.op == ">";
+  if (g.metric == "sqnr_db" || g.metric == "top1_agree") return at_least;
+  return at_most && g.metric != "cosine";
+}
+
+bool fails_whatever_the_rest(const std::vector<OutputGate>& gates, const std::vector<OutputFigures>& bounded) {
+  for (const OutputGate& gate : gates)
+    if (bounded_by_some_samples(gate))
+      for (const OutputFigures& f : bounded)
+        if (covers(gate, f) && !judge(gate, f).held) return true;
+  return false;
 }
 
 bool all_held(const std::vector<GateValue>& values) {

@@ -24,6 +24,8 @@ struct OutputFigures {
   double metric(const std::string& name) const;
   // Adds one sample's reference and run of this output (same shape).
   void add(const Tensor& reference, const Tensor& run, const probes::Divergence::Params& params, int64_t sample);
+  // Adds figures of the same output over other samples.
+  void merge(const OutputFigures& other);
 };
 
 inline constexpr const char* kGateMetrics[] = {"max_abs_err",   "max_rel_err", "cosine",    "sqnr_db",
@@ -54,5 +56,15 @@ struct GateValue {
 std::vector<GateValue> check_output_gates(const std::vector<OutputGate>& gates,
                                           const std::vector<OutputFigures>& figures);
 bool all_held(const std::vector<GateValue>& values);
+
+// Whether the gate's value over every sample can be no better than over some samples completed, for the
+// others, by the reference's own outputs (an exact match, the best those could give): max_abs_err,
+// max_rel_err, mismatch_frac and nonfinite held below a bound (the worst or the share of bad elements only
+// grows, over at most as many elements), sqnr_db and top1_agree held above one (the error energy and the
+// disagreeing rows only grow, against the same reference); not cosine, nor `==`.
+bool bounded_by_some_samples(const OutputGate& gate);
+// Whether such a gate fails on `bounded`, figures so completed: then it fails on every sample, whatever the
+// samples not run give, and a run needs no further sample.
+bool fails_whatever_the_rest(const std::vector<OutputGate>& gates, const std::vector<OutputFigures>& bounded);
 
 }  // namespace mpa::fix

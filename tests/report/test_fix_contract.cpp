@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -357,7 +358,8 @@ TEST(FixContract, SaysWhenAnInputOverflowsTheFormatBeforeAnyNodeRuns) {
 
 // A run reruns only what its keep-set changes: a trial keeping every node of the rms model in fp32 is the
 // reference run, whose values are kept, so it runs nothing; others rerun part of the model. The cost adds up
-// the trials'.
+// the trials'. The reference is the audit's own reference pass, handed over with its values: it does not run
+// again (reference_runs 0), and its values are the base the all-kept trial reuses.
 TEST(FixContract, CountsWhatTheIncrementalRunsExecuted) {
   TempDir dir;
   const nlohmann::json r = fix(dir, root_mean_square_model(dir), "", 0);
@@ -376,8 +378,41 @@ TEST(FixContract, CountsWhatTheIncrementalRunsExecuted) {
   EXPECT_TRUE(all_kept);
   EXPECT_TRUE(partial);
   const auto& cost = r.at("cost");
+  EXPECT_EQ(cost.at("reference_runs"), 0);
   EXPECT_NEAR(cost.at("mixed_run_equivalents").get<double>(), sum, 1e-9);
   EXPECT_LT(cost.at("mixed_run_equivalents").get<double>(), cost.at("mixed_runs").get<double>());
   EXPECT_NEAR(cost.at("total_run_equivalents").get<double>(),
               cost.at("audit_run_equivalents").get<double>() + cost.at("reference_runs").get<double>() + sum, 1e-9);
+}
+
+// Sets are judged on the samples in play, and a run stops at the first sample that fails a gate whatever the
+// others give; the set returned is run on every sample, as is the whole model in the target format. With a
+// cosine gate, which some samples cannot bound, every run is on every sample.
+TEST(FixContract, JudgesOnTheSamplesInPlayAndRunsTheSetOnEverySample) {
+  TempDir dir;
+  const nlohmann::json r = fix(dir, root_mean_square_model(dir), "", 0);
+  ASSERT_EQ(r.at("config").at("samples"), 3);
+  const auto& trials = r.at("trials");
+  EXPECT_EQ(trials.front().at("samples"), 3);
+  bool fewer = false;
+  for (const auto& t : trials) {
+    EXPECT_GE(t.at("samples").get<int>(), 1) << t;
+    EXPECT_LE(t.at("samples").get<int>(), 3) << t;
+    fewer = fewer || t.at("samples").get<int>() < 3;
+  }
+  EXPECT_TRUE(fewer);
+  // The last run of the final set passed on every sample.
+  const auto last = std::find_if(trials.rbegin(), trials.rend(),
+                                 [&](const auto& t) { return t.at("kept") == r.at("keep").size(); });
+  ASSERT_NE(last, trials.rend());
+  EXPECT_TRUE(last->at("pass").get<bool>());
+  EXPECT_EQ(last->at("samples"), 3);
+  for (const auto& k : r.at("keep")) {
+    EXPECT_GE(k.at("needed_samples").get<int>(), 1) << k;
+    EXPECT_LE(k.at("needed_samples").get<int>(), 3) << k;
+  }
+  EXPECT_EQ(kept_nodes(r), (std::set<std::string>{"Square", "Mean", "Root"}));
+
+  const nlohmann::json cosine = fix(dir, root_mean_square_model(dir), "--gate 'cosine>=0.9999'", 0, "cosine.json");
+  for (const auto& t : cosine.at("trials")) EXPECT_EQ(t.at("samples"), 3) << t;
 }

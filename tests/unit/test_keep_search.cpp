@@ -13,7 +13,7 @@ namespace {
 
 // Passes when every culprit is kept; the failing gate names the first culprit missing.
 Verifier needs(std::set<std::string> culprits, int* runs) {
-  return [culprits, runs](const std::vector<std::string>& keep) {
+  return [culprits, runs](const std::vector<std::string>& keep, bool) {
     ++*runs;
     Verdict v;
     v.pass = true;
@@ -52,7 +52,7 @@ TEST(KeepSearch, TheAdviceTrimmedToTheCulprits) {
   EXPECT_TRUE(r.met);
   EXPECT_TRUE(r.minimal);
   EXPECT_EQ(as_set(r.keep), (std::set<std::string>{"n1", "n3"}));
-  for (const std::string& n : r.keep) EXPECT_FALSE(r.needed_because.at(n).empty()) << n;
+  for (const std::string& n : r.keep) EXPECT_FALSE(r.needed_because.at(n).failing.empty()) << n;
   EXPECT_EQ(runs, static_cast<int>(r.trials.size()));
 }
 
@@ -89,7 +89,7 @@ TEST(KeepSearch, StopsAtTheRunLimitAndDoesNotClaimMinimality) {
 // the sweep tries the first again, so the final set is 1-minimal as a whole.
 TEST(KeepSearch, SweepsAgainAfterADrop) {
   int runs = 0;
-  const Verifier verify = [&](const std::vector<std::string>& keep) {
+  const Verifier verify = [&](const std::vector<std::string>& keep, bool) {
     ++runs;
     const auto has = [&](const char* n) { return std::find(keep.begin(), keep.end(), n) != keep.end(); };
     Verdict v;
@@ -100,4 +100,40 @@ TEST(KeepSearch, SweepsAgainAfterADrop) {
   const SearchResult r = search_keep_set({"n0", "n1", "n2"}, nodes(3), verify);
   EXPECT_TRUE(r.minimal);
   EXPECT_EQ(as_set(r.keep), (std::set<std::string>{"n0"}));
+}
+
+// Three samples, the first two with a culprit each; sets are judged on the samples in play (the first) until
+// one is run on every sample: the second sample fails it and joins, the search grows again, and the set
+// returned meets all three, each node shown needed, its last run on every sample.
+TEST(KeepSearch, JudgesOnTheSamplesInPlayAndVerifiesOnEverySample) {
+  const std::vector<std::string> culprit{"n7", "n2"};  // of sample 0, of sample 1
+  size_t in_play = 1;
+  int every = 0;
+  const Verifier verify = [&](const std::vector<std::string>& keep, bool every_sample) {
+    every += every_sample;
+    Verdict v;
+    const size_t samples = every_sample ? 3 : in_play;
+    v.every_sample = samples == 3;
+    v.pass = true;
+    for (size_t s = 0; s < samples && v.pass; ++s)
+      if (s < culprit.size() && std::find(keep.begin(), keep.end(), culprit[s]) == keep.end()) {
+        v.pass = false;
+        v.samples = static_cast<int64_t>(s + 1);
+        v.gates.push_back({"max_abs_err<=0.2", "y", 1.0, false});
+        if (s >= in_play) ++in_play;
+      }
+    if (v.pass) v.samples = static_cast<int64_t>(samples);
+    return v;
+  };
+  const SearchResult r = search_keep_set({}, nodes(10), verify);
+  EXPECT_TRUE(r.met);
+  EXPECT_TRUE(r.minimal);
+  EXPECT_EQ(as_set(r.keep), (std::set<std::string>{"n2", "n7"}));
+  EXPECT_EQ(in_play, 2u);
+  for (const std::string& n : r.keep) EXPECT_FALSE(r.needed_because.at(n).failing.empty()) << n;
+  // The first run (all in the target format), the set of sample 0 alone, then the final set.
+  EXPECT_EQ(every, 3);
+  EXPECT_TRUE(r.trials.back().verdict.every_sample);
+  EXPECT_TRUE(r.trials.back().verdict.pass);
+  EXPECT_EQ(as_set(r.trials.back().keep), as_set(r.keep));
 }
