@@ -6,16 +6,17 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <random>
 
 #include "backends/cpu/direct_conv.h"
 #include "model/loader.h"
 #include "runtime/session.h"
 #include "support/model_builder.h"
+#include "support/random_values.h"
 #include "tensor/formats.h"
 
 using namespace mpa;
 using mpa::test::ModelBuilder;
+using mpa::test::random_values;
 
 namespace {
 
@@ -47,12 +48,14 @@ const std::vector<Geometry> kGeometries = {
     {1, 72, 56, 8, 8, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, true},
 };
 
-std::vector<float> random_values(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> normal(0.f, 1.f);
-  std::vector<float> v(n);
-  for (float& x : v) x = normal(rng);
-  return v;
+// A convolution's input, weights and bias, seeded.
+struct Operands {
+  std::vector<float> x, w, bias;
+};
+Operands operands(const Geometry& g, uint32_t seed) {
+  return {random_values(size_t(g.batch * g.in_channels * g.h * g.w), seed),
+          random_values(size_t(g.out_channels * g.in_channels * g.kh * g.kw), seed + 1),
+          random_values(size_t(g.out_channels), seed + 2)};
 }
 
 // The convolution in double, NCHW.
@@ -116,9 +119,7 @@ Tensor input_of(const Geometry& g, const std::vector<float>& x) {
 TEST(DirectConv, InitializerWeightsMatchANaiveConvolution) {
   for (const Geometry& g : kGeometries) {
     SCOPED_TRACE(g.name());
-    const auto x = random_values(size_t(g.batch * g.in_channels * g.h * g.w), 1),
-               w = random_values(size_t(g.out_channels * g.in_channels * g.kh * g.kw), 2),
-               bias = random_values(size_t(g.out_channels), 3);
+    const auto [x, w, bias] = operands(g, 1);
     Session session(conv_model(g, w, bias));
     const auto expected = naive_conv(g, x, w, bias);
     for (int run = 0; run < 2; ++run) {  // the second run on the kept weight layout
@@ -134,9 +135,7 @@ TEST(DirectConv, InitializerWeightsMatchANaiveConvolution) {
 TEST(DirectConv, ResultsDoNotDependOnTheThreadCount) {
   for (const Geometry& g : kGeometries) {
     SCOPED_TRACE(g.name());
-    const auto x = random_values(size_t(g.batch * g.in_channels * g.h * g.w), 70),
-               w = random_values(size_t(g.out_channels * g.in_channels * g.kh * g.kw), 71),
-               bias = random_values(size_t(g.out_channels), 72);
+    const auto [x, w, bias] = operands(g, 70);
     std::vector<Tensor> outputs;
     for (const int threads : {1, 2, 3}) {
       SessionOptions options;
@@ -152,9 +151,7 @@ TEST(DirectConv, ResultsDoNotDependOnTheThreadCount) {
 // auto_pad SAME_UPPER on an even input with stride 2 pads one more at the end than at the start.
 TEST(DirectConv, AutomaticPaddingMatchesTheExplicitOne) {
   const Geometry g{1, 8, 8, 10, 10, 3, 3, 2, 2, 1, 1, {0, 0, 1, 1}, true};
-  const auto x = random_values(size_t(g.in_channels * g.h * g.w), 4),
-             w = random_values(size_t(g.out_channels * g.in_channels * g.kh * g.kw), 5),
-             bias = random_values(size_t(g.out_channels), 6);
+  const auto [x, w, bias] = operands(g, 4);
   const Tensor y = Session(conv_model(g, w, bias, "SAME_UPPER")).run({{"x", input_of(g, x)}}).at("y");
   expect_close(y.data<float>(), naive_conv(g, x, w, bias), size_t(y.numel()));
 }
@@ -178,9 +175,8 @@ TEST(DirectConv, InputsOfAnotherShapeInTheSameSession) {
 // fed values, and a later run without the feed the initializer again.
 TEST(DirectConv, WeightsAFeedOverridesAreReadAsFed) {
   const Geometry g{2, 17, 33, 13, 11, 3, 3, 2, 2, 1, 1, {1, 1, 1, 1}, true};
-  const auto x = random_values(size_t(g.batch * g.in_channels * g.h * g.w), 20),
-             w = random_values(size_t(g.out_channels * g.in_channels * g.kh * g.kw), 21),
-             fed = random_values(w.size(), 22), bias = random_values(size_t(g.out_channels), 23);
+  const auto [x, w, bias] = operands(g, 20);
+  const auto fed = random_values(w.size(), 23);
   Session session(conv_model(g, w, bias));
   const Tensor fed_w = Tensor::from_vector<float>(fed, {g.out_channels, g.in_channels, g.kh, g.kw});
   for (int round = 0; round < 2; ++round) {
@@ -205,9 +201,7 @@ TEST(DirectConv, WeightsAFeedOverridesAreReadAsFed) {
 TEST(DirectConv, ConstantWeightsAreReorderedOncePerSession) {
   if (!cpu::direct_conv_available()) GTEST_SKIP() << "built without oneDNN: every convolution takes im2col + GEMM";
   const Geometry& g = kGeometries[0];
-  const auto x = random_values(size_t(g.batch * g.in_channels * g.h * g.w), 30),
-             w = random_values(size_t(g.out_channels * g.in_channels * g.kh * g.kw), 31),
-             bias = random_values(size_t(g.out_channels), 32);
+  const auto [x, w, bias] = operands(g, 30);
   Session session(conv_model(g, w, bias));
   const Tensor first = session.run({{"x", input_of(g, x)}}).at("y");
   const Tensor& own_w = session.initializers_in(Format::FP32).at("w");
@@ -228,9 +222,7 @@ TEST(DirectConv, ConstantWeightsAreReorderedOncePerSession) {
 // values, rounded once, is within one fp16 step of the exact sum rounded once.
 TEST(DirectConv, Fp16TargetRunsOnTheFp16Grid) {
   const Geometry& g = kGeometries[3];
-  const auto x = random_values(size_t(g.batch * g.in_channels * g.h * g.w), 40),
-             w = random_values(size_t(g.out_channels * g.in_channels * g.kh * g.kw), 41),
-             bias = random_values(size_t(g.out_channels), 42);
+  const auto [x, w, bias] = operands(g, 40);
   SessionOptions options;
   options.precision = Format::FP16;
   Session session(conv_model(g, w, bias), options);
@@ -252,9 +244,7 @@ TEST(DirectConv, Fp16TargetRunsOnTheFp16Grid) {
 // bit for bit what the same convolution gives with its weights fed.
 TEST(DirectConv, Fp16AccumulationKeepsTheGemmPath) {
   const Geometry& g = kGeometries[0];
-  const auto x = random_values(size_t(g.batch * g.in_channels * g.h * g.w), 50),
-             w = random_values(size_t(g.out_channels * g.in_channels * g.kh * g.kw), 51),
-             bias = random_values(size_t(g.out_channels), 52);
+  const auto [x, w, bias] = operands(g, 50);
   SessionOptions options;
   options.precision = Format::FP16;
   options.accumulation = Accumulation::FP16;
