@@ -240,18 +240,26 @@ TEST(DirectConv, Fp16TargetRunsOnTheFp16Grid) {
   }
 }
 
-// fp16 accumulation is emulated on the GEMM path (rounded partial sums): with constant weights it must give
-// bit for bit what the same convolution gives with its weights fed.
-TEST(DirectConv, Fp16AccumulationKeepsTheGemmPath) {
+// fp16 accumulation (rounded partial sums), TF32 operands and the ort-cuda bias rule are emulated on the GEMM
+// path: with constant weights such a convolution must give bit for bit what it gives with its weights fed.
+TEST(DirectConv, EmulatedGpuMathKeepsTheGemmPath) {
   const Geometry& g = kGeometries[0];
   const auto [x, w, bias] = operands(g, 50);
-  SessionOptions options;
-  options.precision = Format::FP16;
-  options.accumulation = Accumulation::FP16;
-  Session session(conv_model(g, w, bias), options);
-  const Tensor constant = session.run({{"x", input_of(g, x)}}).at("y");
-  const Tensor fed = session.run({{"x", input_of(g, x)}, {"w", Tensor::from_vector<float>(w, {g.out_channels, g.in_channels, g.kh, g.kw})}}).at("y");
-  for (int64_t i = 0; i < fed.numel(); ++i) ASSERT_EQ(constant.data<float>()[i], fed.data<float>()[i]) << "at " << i;
+  SessionOptions fp16_sums, tf32, ort_cuda;
+  fp16_sums.precision = Format::FP16;
+  fp16_sums.accumulation = Accumulation::FP16;
+  tf32.precision = Format::TF32;
+  ort_cuda.precision = Format::FP16;
+  ort_cuda.profile = RuntimeProfile::OrtCuda;
+  for (const SessionOptions& options : {fp16_sums, tf32, ort_cuda}) {
+    SCOPED_TRACE(std::string(format_name(options.precision)) + (options.profile == RuntimeProfile::OrtCuda ? " ort-cuda" : ""));
+    Session session(conv_model(g, w, bias), options);
+    const Tensor constant = session.run({{"x", input_of(g, x)}}).at("y");
+    const Tensor fed =
+        session.run({{"x", input_of(g, x)}, {"w", Tensor::from_vector<float>(w, {g.out_channels, g.in_channels, g.kh, g.kw})}})
+            .at("y");
+    for (int64_t i = 0; i < fed.numel(); ++i) ASSERT_EQ(constant.data<float>()[i], fed.data<float>()[i]) << "at " << i;
+  }
 }
 
 // The helper itself: a shape it takes, the kept layout keyed on the weights' address, another address
