@@ -2,8 +2,9 @@
 // Paths: 1x1 stride-1 unpadded = one GEMM per image and group straight on the input; depthwise (one input
 // channel per group) = direct loop parallel over image x channel; plain fp32 2-D convolutions with a larger
 // kernel whose weights are a session constant = oneDNN's direct convolution (backends/cpu/direct_conv.h) where
-// the build has it; otherwise im2col (parallel) + GEMM per group. Bias is written into the output first and the GEMM accumulates onto it (beta = 1), except under the
-// ort-cuda profile in fp16, where it is added after rounding (ort_cuda_add_bias_after_rounding).
+// the build has it; otherwise im2col (parallel) + GEMM per group. Bias is written into the output first and the
+// GEMM accumulates onto it (beta = 1), except under the ort-cuda profile in fp16, where it is added after
+// rounding (ort_cuda_add_bias_after_rounding); oneDNN adds it after its sums.
 #include <algorithm>
 
 #include "backends/cpu/direct_conv.h"

@@ -35,11 +35,11 @@ struct Geometry {
 };
 
 const std::vector<Geometry> kGeometries = {
-    {1, 16, 16, 12, 12, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, true},    // ResNet's 3x3
-    {2, 17, 33, 13, 11, 3, 3, 2, 2, 1, 1, {1, 1, 1, 1}, false},   // batch 2, channels off oneDNN's blocks, stride 2
-    {1, 3, 8, 23, 23, 7, 7, 2, 2, 1, 1, {3, 3, 3, 3}, true},      // ResNet's stem
-    {1, 5, 7, 15, 14, 3, 5, 1, 2, 2, 1, {2, 0, 1, 3}, true},      // dilation, asymmetric pads
-    {1, 4, 6, 9, 9, 1, 3, 1, 1, 1, 1, {0, 1, 0, 1}, true},        // 1x3
+    {1, 16, 16, 12, 12, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, true},   // ResNet's 3x3
+    {2, 17, 33, 13, 11, 3, 3, 2, 2, 1, 1, {1, 1, 1, 1}, false},  // batch 2, channels off oneDNN's blocks, stride 2
+    {1, 3, 8, 23, 23, 7, 7, 2, 2, 1, 1, {3, 3, 3, 3}, true},     // ResNet's stem
+    {1, 5, 7, 15, 14, 3, 5, 1, 2, 2, 1, {2, 0, 1, 3}, true},     // dilation, asymmetric pads
+    {1, 4, 6, 9, 9, 1, 3, 1, 1, 1, 1, {0, 1, 0, 1}, true},       // 1x3
     // Large enough to run in pieces (backends/cpu/direct_conv.cpp): bands of rows where the input is larger
     // than the weights, with padding at the first and last band and bands of unequal height...
     {1, 32, 32, 26, 24, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, true},
@@ -84,7 +84,8 @@ std::vector<double> naive_conv(const Geometry& g, const std::vector<float>& x, c
 // fp32 sums of the products: within a few ulps of the sum of their magnitudes.
 void expect_close(const float* got, const std::vector<double>& expected, size_t count) {
   ASSERT_EQ(count, expected.size());
-  for (size_t i = 0; i < count; ++i) EXPECT_NEAR(got[i], expected[i], 1e-4 * (1 + std::fabs(expected[i]))) << "at " << i;
+  for (size_t i = 0; i < count; ++i)
+    EXPECT_NEAR(got[i], expected[i], 1e-4 * (1 + std::fabs(expected[i]))) << "at " << i;
 }
 
 // A model of one Conv: X and W graph inputs, W (and B) also initializers, so a feed may override W.
@@ -235,7 +236,8 @@ TEST(DirectConv, Fp16TargetRunsOnTheFp16Grid) {
   for (int64_t i = 0; i < y.numel(); ++i) {
     const float got = y.data<float>()[i];
     EXPECT_EQ(got, round_to_format(Format::FP16, got)) << "at " << i << ": not on the fp16 grid";
-    const float step = std::ldexp(1.f, std::max(-24, std::ilogb(std::max(std::fabs(float(expected[size_t(i)])), 6.1e-5f)) - 10));
+    const float step =
+        std::ldexp(1.f, std::max(-24, std::ilogb(std::max(std::fabs(float(expected[size_t(i)])), 6.1e-5f)) - 10));
     EXPECT_NEAR(got, expected[size_t(i)], step) << "at " << i;
   }
 }
@@ -252,12 +254,14 @@ TEST(DirectConv, EmulatedGpuMathKeepsTheGemmPath) {
   ort_cuda.precision = Format::FP16;
   ort_cuda.profile = RuntimeProfile::OrtCuda;
   for (const SessionOptions& options : {fp16_sums, tf32, ort_cuda}) {
-    SCOPED_TRACE(std::string(format_name(options.precision)) + (options.profile == RuntimeProfile::OrtCuda ? " ort-cuda" : ""));
+    SCOPED_TRACE(std::string(format_name(options.precision)) +
+                 (options.profile == RuntimeProfile::OrtCuda ? " ort-cuda" : ""));
     Session session(conv_model(g, w, bias), options);
     const Tensor constant = session.run({{"x", input_of(g, x)}}).at("y");
-    const Tensor fed =
-        session.run({{"x", input_of(g, x)}, {"w", Tensor::from_vector<float>(w, {g.out_channels, g.in_channels, g.kh, g.kw})}})
-            .at("y");
+    const Tensor fed = session
+                           .run({{"x", input_of(g, x)},
+                                 {"w", Tensor::from_vector<float>(w, {g.out_channels, g.in_channels, g.kh, g.kw})}})
+                           .at("y");
     for (int64_t i = 0; i < fed.numel(); ++i) ASSERT_EQ(constant.data<float>()[i], fed.data<float>()[i]) << "at " << i;
   }
 }
@@ -268,8 +272,13 @@ TEST(DirectConv, KeepsOneLayoutPerWeightsTensor) {
   if (!cpu::direct_conv_available()) GTEST_SKIP() << "built without oneDNN";
   const Geometry& g = kGeometries[1];
   cpu::Conv2dShape shape{.batch = g.batch, .in_channels = g.in_channels, .out_channels = g.out_channels};
-  const int64_t dims[][2] = {{g.h, g.w}, {g.kh, g.kw}, {g.sh, g.sw}, {g.dh, g.dw}, {g.pads[0], g.pads[1]},
-                             {g.pads[2], g.pads[3]}, {g.out_h(), g.out_w()}};
+  const int64_t dims[][2] = {{g.h, g.w},
+                             {g.kh, g.kw},
+                             {g.sh, g.sw},
+                             {g.dh, g.dw},
+                             {g.pads[0], g.pads[1]},
+                             {g.pads[2], g.pads[3]},
+                             {g.out_h(), g.out_w()}};
   for (int d = 0; d < 2; ++d) {
     shape.in[d] = dims[0][d];
     shape.kernel[d] = dims[1][d];

@@ -90,7 +90,10 @@ std::vector<Piece> pieces_of(const Conv2dShape& s) {
   for (int64_t n = 0; n < s.batch; ++n)
     for (int64_t row = 0; row < s.out[0]; row += row_step)
       for (int64_t channel = 0; channel < s.out_channels; channel += channel_step) {
-        Piece p{.image = n, .out_row = row, .out_rows = std::min(row_step, s.out[0] - row), .channel = channel,
+        Piece p{.image = n,
+                .out_row = row,
+                .out_rows = std::min(row_step, s.out[0] - row),
+                .channel = channel,
                 .channels = std::min(channel_step, s.out_channels - channel)};
         const int64_t first = row * s.stride[0] - s.pad_begin[0];  // may lie in the padding
         const int64_t end = (row + p.out_rows - 1) * s.stride[0] - s.pad_begin[0] + reach;
@@ -107,9 +110,9 @@ std::vector<Piece> pieces_of(const Conv2dShape& s) {
 // strides) and the piece's rows, padding and channels.
 using PlanKey = std::array<int64_t, 20>;
 PlanKey plan_key(const Conv2dShape& s, const Piece& p, bool bias) {
-  return {s.in_channels, s.in[0], s.in[1], s.out_channels, s.out[0], s.out[1], s.kernel[0], s.kernel[1],
-          s.stride[0],   s.stride[1], s.dilation[0], s.dilation[1], s.pad_begin[1], s.pad_end[1], p.in_rows,
-          p.pad_top,     p.pad_bottom, p.out_rows, p.channels, int64_t{bias}};
+  return {s.in_channels, s.in[0],     s.in[1],      s.out_channels, s.out[0],      s.out[1],       s.kernel[0],
+          s.kernel[1],   s.stride[0], s.stride[1],  s.dilation[0],  s.dilation[1], s.pad_begin[1], s.pad_end[1],
+          p.in_rows,     p.pad_top,   p.pad_bottom, p.out_rows,     p.channels,    int64_t{bias}};
 }
 
 struct Plan {
@@ -136,10 +139,10 @@ struct DirectConv::State {
         weights{p.channels, s.in_channels, s.kernel[0], s.kernel[1]};
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);  // per thread: concurrent pieces never share one
-    attr.set_fpmath_mode(dnnl::fpmath_mode::strict);         // fp32 products and sums, never bf16 or f16
+    attr.set_fpmath_mode(dnnl::fpmath_mode::strict);        // fp32 products and sums, never bf16 or f16
     try {
-      // `any` layouts: oneDNN's direct kernels work on blocked ones (nChw16c on AVX-512); given NCHW it would
-      // run im2col + its sgemm, which is the caller's own path.
+      // `any` layouts: oneDNN's direct kernels pick their own (brgconv on AVX-512: NHWC activations, blocked
+      // weights; older jit kernels nChw16c); given NCHW it would run im2col + its sgemm, the caller's own path.
       const dnnl::convolution_forward::desc desc(
           dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, memory::desc(src, f32, tag::any),
           memory::desc(weights, f32, tag::any), bias ? memory::desc({p.channels}, f32, tag::a) : memory::desc(),
@@ -148,13 +151,15 @@ struct DirectConv::State {
       const dnnl::convolution_forward::primitive_desc pd(desc, attr, cpu_engine());
       made->conv = dnnl::convolution_forward(pd);
       made->src_plain = memory::desc(src, f32, {s.in_channels * s.in[0] * s.in[1], s.in[0] * s.in[1], s.in[1], 1});
-      made->dst_plain = memory::desc(dst, f32, {s.out_channels * s.out[0] * s.out[1], s.out[0] * s.out[1], s.out[1], 1});
+      made->dst_plain =
+          memory::desc(dst, f32, {s.out_channels * s.out[0] * s.out[1], s.out[0] * s.out[1], s.out[1], 1});
       made->src = pd.src_desc();
       made->dst = pd.dst_desc();
       made->bias = pd.bias_desc();
       made->weights = pd.weights_desc();
       made->scratchpad = pd.scratchpad_desc();
-      made->to_src = dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), made->src_plain, cpu_engine(), made->src));
+      made->to_src =
+          dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), made->src_plain, cpu_engine(), made->src));
       made->from_dst =
           dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), made->dst, cpu_engine(), made->dst_plain));
     } catch (const dnnl::error&) {
@@ -169,8 +174,9 @@ struct DirectConv::State {
     for (const memory& m : layouts)
       if (m.get_desc() == plan.weights) return m;
     const int64_t filter = s.in_channels * s.kernel[0] * s.kernel[1];
-    memory given({{p.channels, s.in_channels, s.kernel[0], s.kernel[1]}, memory::data_type::f32, memory::format_tag::oihw},
-                 cpu_engine(), const_cast<float*>(w + p.channel * filter));
+    memory given(
+        {{p.channels, s.in_channels, s.kernel[0], s.kernel[1]}, memory::data_type::f32, memory::format_tag::oihw},
+        cpu_engine(), const_cast<float*>(w + p.channel * filter));
     memory kept(plan.weights, cpu_engine());
     dnnl::stream stream(cpu_engine());
     dnnl::reorder(given, kept).execute(stream, given, kept);
@@ -224,8 +230,10 @@ bool DirectConv::run(const Conv2dShape& s, const float* x, const float* w, int w
         memory dst(plan.dst, engine, thread_buffer(kBlockedDst, plan.dst.get_size()));
         memory scratchpad(plan.scratchpad, engine, thread_buffer(kScratchpad, plan.scratchpad.get_size()));
         plan.to_src.execute(stream, x_rows, src);
-        std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, tasks[size_t(t)].weights},
-                                             {DNNL_ARG_DST, dst}, {DNNL_ARG_SCRATCHPAD, scratchpad}};
+        std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src},
+                                             {DNNL_ARG_WEIGHTS, tasks[size_t(t)].weights},
+                                             {DNNL_ARG_DST, dst},
+                                             {DNNL_ARG_SCRATCHPAD, scratchpad}};
         if (bias) args.emplace(DNNL_ARG_BIAS, memory(plan.bias, engine, const_cast<float*>(bias + p.channel)));
         plan.conv.execute(stream, args);
         plan.from_dst.execute(stream, dst, y_rows);

@@ -1,7 +1,8 @@
 // The CPU backend's seam to oneDNN's direct convolution (its brgconv/jit kernels): fp32 2-D convolutions
-// whose weights are a constant of the session. oneDNN computes in its blocked layouts: the input and output
-// are reordered from and to NCHW at every call, the weights once per weights tensor, here, and kept. Without
-// oneDNN in the build, run() declines every convolution and the caller keeps its own path.
+// whose weights are a constant of the session. oneDNN computes in layouts of its own (brgconv on AVX-512: NHWC
+// activations, blocked weights): the input and output are reordered from and to NCHW at every call, the weights
+// once per weights tensor, here, and kept. Without oneDNN in the build, run() declines every convolution and
+// the caller keeps its own path.
 #pragma once
 #include <cstdint>
 #include <memory>
