@@ -35,6 +35,15 @@ MPA_VECTOR_LOOP bool all_finite(const float* x, int64_t n) {
   return bad == 0;
 }
 
+MPA_VECTOR_LOOP float absmax(const float* x, int64_t n) {
+  uint32_t largest = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const uint32_t magnitude = __builtin_bit_cast(uint32_t, x[i]) & 0x7FFFFFFFu;
+    largest = magnitude > largest ? magnitude : largest;
+  }
+  return __builtin_bit_cast(float, largest);
+}
+
 namespace {
 
 // Divergences of Count targets from one reference: the terms that depend on the reference alone (its

@@ -18,6 +18,10 @@ namespace mpa::probes::fast {
 // True when no element of x[0, n) is NaN or Inf.
 bool all_finite(const float* x, int64_t n);
 
+// The largest |x| of x[0, n) (0 when n is 0); NaN or Inf when some x is not finite, as their magnitudes'
+// bits order above every finite one's.
+float absmax(const float* x, int64_t n);
+
 // Divergence of each of `count` targets from r, accumulated into chunks[0, count); meaningful only when
 // every chunk's sum_ref_sq + sum_tgt_sq comes out finite (all inputs finite), which the caller checks.
 void divergences(const float* r, const float* const* targets, int count, int64_t n, const Divergence::Params& p,

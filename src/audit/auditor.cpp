@@ -397,7 +397,10 @@ struct Auditor::Impl {
     const double absmax = f.range.absmax();
     std::vector<size_t> again;
     for (size_t k = 0; k < f.fits.size(); ++k)
-      if (scale_for(k, absmax) != 1 || f.fits[k].flush_to_zero > 0) again.push_back(k);
+      if (scale_for(k, absmax) != 1 ||
+          (f.fits[k].flush_to_zero > 0 &&
+           probes::FormatFit::flushes_can_matter(storage_format(options.targets[k]), absmax)))
+        again.push_back(k);
     if (again.empty()) return f;
     std::optional<std::vector<probes::FormatFit>> fits = fits_on_device(ref, again, absmax);
     if (!fits) {
