@@ -369,7 +369,7 @@ struct Auditor::Impl {
       const float* x = ref.data<float>() + begin;
       probes::fast::range(x, end - begin, c.range);
       if (std::isfinite(c.range.sum_sq)) {  // every value finite (probes/fast_paths.h)
-        probes::fast::histogram(x, end - begin, c.hist);
+        probes::fast::histogram(x, end - begin, static_cast<float>(c.range.absmax()), c.hist);
         for (size_t k = 0; k < fit_bounds.size(); ++k)
           probes::fast::format_fit(x, end - begin, fit_bounds[k], c.fits[k]);
         return c;
