@@ -92,21 +92,20 @@ double ExactSum::value() const {
   if (top < 0) return 0.0;
   const int high_bit = 63 - __builtin_clzll(magnitude[top]);
   const int msb = top * 64 + high_bit;  // global index of the leading one
-  // Gather the 64 bits below and including the leading one, and whether anything lies below them.
-  auto bit_range = [&](int lo) -> uint64_t {  // 64 bits starting at global bit lo (lo may be negative)
-    uint64_t out = 0;
-    for (int k = 0; k < 64; ++k) {
-      const int b = lo + k;
-      if (b < 0) continue;
-      if ((magnitude[b / 64] >> (b % 64)) & 1) out |= uint64_t{1} << k;
-    }
-    return out;
-  };
+  // The 64 bits below and including the leading one, and whether anything lies below them, a word at a
+  // time: report figures call this per tensor and target.
   const int lo = msb - 63;
-  const uint64_t top64 = bit_range(lo);
+  uint64_t top64 = 0;
   bool sticky = false;
-  for (int b = 0; b < lo && !sticky; ++b)
-    if ((magnitude[b / 64] >> (b % 64)) & 1) sticky = true;
+  if (lo < 0) {
+    top64 = magnitude[0] << -lo;  // the leading one lies in limb 0
+  } else {
+    const int word = lo / 64, shift = lo % 64;
+    top64 = magnitude[word] >> shift;
+    if (shift && word + 1 < kLimbs) top64 |= magnitude[word + 1] << (64 - shift);
+    sticky = shift && (magnitude[word] & ((uint64_t{1} << shift) - 1));
+    for (int i = 0; i < word && !sticky; ++i) sticky = magnitude[i] != 0;
+  }
   // Round the 64-bit window to 53 bits, nearest-even.
   uint64_t mantissa = top64 >> 11;
   const uint64_t rest = top64 & 0x7FF;

@@ -35,6 +35,15 @@ MPA_VECTOR_LOOP bool all_finite(const float* x, int64_t n) {
   return bad == 0;
 }
 
+MPA_VECTOR_LOOP float absmax(const float* x, int64_t n) {
+  uint32_t largest = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const uint32_t magnitude = __builtin_bit_cast(uint32_t, x[i]) & 0x7FFFFFFFu;
+    largest = magnitude > largest ? magnitude : largest;
+  }
+  return __builtin_bit_cast(float, largest);
+}
+
 namespace {
 
 // Divergences of Count targets from one reference: the terms that depend on the reference alone (its
@@ -323,16 +332,12 @@ void count_exponent_fields_scalar(const float* x, int64_t n, uint64_t* fields, i
 // offsets into 64-bit masks: each field's count is then the popcount of an AND of four masks (or their
 // complements), all in general registers. The few values below the window (besides zeros, counted
 // apart) go through a table one by one.
-__attribute__((target("avx512f,avx512bw,avx512vbmi,popcnt"))) void count_exponent_fields_avx512(const float* x,
-                                                                                                int64_t n,
-                                                                                                uint64_t* fields,
-                                                                                                int64_t& zeros) {
+// The window only sorts values between the fast and the one-by-one path, so counts are exact whatever it is.
+__attribute__((target("avx512f,avx512bw,avx512vbmi,popcnt"))) void count_exponent_fields_avx512(
+    const float* x, int64_t n, float absmax, uint64_t* fields, int64_t& zeros) {
   // Shifted left by one, a float's bits hold its exponent field in the top byte, without the sign.
   const int64_t whole = n / 64 * 64;
-  __m512i largest = _mm512_setzero_si512();
-  for (int64_t i = 0; i < whole; i += 16)
-    largest = _mm512_max_epu32(largest, _mm512_slli_epi32(_mm512_loadu_si512(x + i), 1));
-  const int top = static_cast<int>(_mm512_reduce_max_epu32(largest) >> 24);
+  const int top = static_cast<int>(__builtin_bit_cast(uint32_t, absmax) >> 23);
   const int low = std::max(1, top - 15);
   const __m512i low_field = _mm512_set1_epi8(static_cast<char>(low)), window = _mm512_set1_epi8(16);
   // Byte 3 of each 32-bit lane of two vectors, in order (the index's bit 6 picks the second vector).
@@ -383,11 +388,11 @@ __attribute__((target("avx512f,avx512bw,avx512vbmi,popcnt"))) void count_exponen
 
 }  // namespace
 
-void exponent_fields(const float* x, int64_t n, uint64_t* fields, int64_t& zeros) {
+void exponent_fields(const float* x, int64_t n, float absmax, uint64_t* fields, int64_t& zeros) {
   static const bool avx512 =
       __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vbmi");
   if (avx512)
-    count_exponent_fields_avx512(x, n, fields, zeros);
+    count_exponent_fields_avx512(x, n, absmax, fields, zeros);
   else
     count_exponent_fields_scalar(x, n, fields, zeros);
 }
@@ -401,11 +406,13 @@ MPA_VECTOR_LOOP bool any_power_of_two(const float* x, int64_t n) {
   return found != 0;
 }
 
-void histogram(const float* x, int64_t n, ExpHistogram::Chunk& h) {
+void histogram(const float* x, int64_t n, float absmax, ExpHistogram::Chunk& h) {
   uint64_t fields[256] = {};
   int64_t zeros = 0;
-  exponent_fields(x, n, fields, zeros);
+  exponent_fields(x, n, absmax, fields, zeros);
   fold_exponent_fields(fields, zeros, h);
 }
+
+void histogram(const float* x, int64_t n, ExpHistogram::Chunk& h) { histogram(x, n, absmax(x, n), h); }
 
 }  // namespace mpa::probes::fast

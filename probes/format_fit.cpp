@@ -7,36 +7,32 @@ namespace mpa::probes {
 FormatFit FormatFit::of(const Tensor& t, Format f, double scale) {
   const Bounds bounds(f, scale);
   FormatFit fit;
-  chunked<Chunk>(
+  // The counts and each chunk's absmax while the chunk is in cache (its absmax also tells finiteness).
+  double absmax = 0;
+  chunked<std::pair<Chunk, double>>(
       t.numel(),
       [&](int64_t begin, int64_t end) {
         Chunk c;
-        if (t.dtype() == DType::Float32 && fast::all_finite(t.data<float>() + begin, end - begin))
-          fast::format_fit(t.data<float>() + begin, end - begin, bounds, c);
-        else
-          for_each_value(t, begin, end, [&](double x, int64_t) { c.add(x, bounds); });
-        return c;
-      },
-      [&](const Chunk& c) { fit.absorb(c); });
-  if (fit.flush_to_zero > 0) {
-    double absmax = 0;
-    chunked<double>(
-        t.numel(),
-        [&](int64_t begin, int64_t end) {
-          RangeProbe::Chunk range;
-          if (t.dtype() == DType::Float32) {
-            fast::range(t.data<float>() + begin, end - begin, range);
-            if (std::isfinite(range.sum_sq)) return std::max(std::fabs(range.min), std::fabs(range.max));
+        if (t.dtype() == DType::Float32) {
+          const float chunk_absmax = fast::absmax(t.data<float>() + begin, end - begin);
+          if (std::isfinite(chunk_absmax)) {
+            fast::format_fit(t.data<float>() + begin, end - begin, bounds, c);
+            return std::pair(c, static_cast<double>(chunk_absmax));
           }
-          double m = 0;
-          for_each_value(t, begin, end, [&](double x, int64_t) {
-            if (std::isfinite(x)) m = std::max(m, std::fabs(x));
-          });
-          return m;
-        },
-        [&](double m) { absmax = std::max(absmax, m); });
+        }
+        double m = 0;
+        for_each_value(t, begin, end, [&](double x, int64_t) {
+          c.add(x, bounds);
+          if (std::isfinite(x)) m = std::max(m, std::fabs(x));
+        });
+        return std::pair(c, m);
+      },
+      [&](const std::pair<Chunk, double>& c) {
+        fit.absorb(c.first);
+        absmax = std::max(absmax, c.second);
+      });
+  if (fit.flush_to_zero > 0 && flushes_can_matter(f, absmax, scale))
     fit.significant_flush = count_significant_flushes(t, f, absmax, scale);
-  }
   return fit;
 }
 

@@ -41,6 +41,12 @@ struct FormatFit {
   static int64_t count_significant_flushes(const Tensor& t, Format f, double absmax, double scale = 1);
   // The smallest flushed magnitude that counts as significant in a tensor of this absmax.
   static double significant_flush_threshold(Format f, double absmax);
+  // Whether a flushed value of a tensor of this absmax can be significant at all. Unscaled, a flushed value
+  // is at most the flush limit, so none is where the threshold lies above it: every tensor whose absmax is
+  // above the format's smallest normal, nearly all of them, which then need no second pass.
+  static bool flushes_can_matter(Format f, double absmax, double scale = 1) {
+    return scale != 1 || significant_flush_threshold(f, absmax) <= Bounds(f).flush_limit;
+  }
   // The same count over elements [begin, end), for passes that fuse several formats per chunk.
   static int64_t significant_flushes_in(const Tensor& t, int64_t begin, int64_t end, double relevant,
                                         const Bounds& bounds);

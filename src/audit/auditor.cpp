@@ -369,7 +369,7 @@ struct Auditor::Impl {
       const float* x = ref.data<float>() + begin;
       probes::fast::range(x, end - begin, c.range);
       if (std::isfinite(c.range.sum_sq)) {  // every value finite (probes/fast_paths.h)
-        probes::fast::histogram(x, end - begin, c.hist);
+        probes::fast::histogram(x, end - begin, static_cast<float>(c.range.absmax()), c.hist);
         for (size_t k = 0; k < fit_bounds.size(); ++k)
           probes::fast::format_fit(x, end - begin, fit_bounds[k], c.fits[k]);
         return c;
@@ -397,7 +397,10 @@ struct Auditor::Impl {
     const double absmax = f.range.absmax();
     std::vector<size_t> again;
     for (size_t k = 0; k < f.fits.size(); ++k)
-      if (scale_for(k, absmax) != 1 || f.fits[k].flush_to_zero > 0) again.push_back(k);
+      if (scale_for(k, absmax) != 1 ||
+          (f.fits[k].flush_to_zero > 0 &&
+           probes::FormatFit::flushes_can_matter(storage_format(options.targets[k]), absmax)))
+        again.push_back(k);
     if (again.empty()) return f;
     std::optional<std::vector<probes::FormatFit>> fits = fits_on_device(ref, again, absmax);
     if (!fits) {

@@ -64,6 +64,8 @@ struct RangeChunk {
     sum += o.sum;
     sum_sq += o.sum_sq;
   }
+  // The largest finite magnitude, once a finite value was added.
+  MPA_HD double absmax() const { return greater(fabs(min), fabs(max)); }
 };
 
 // Exponent histogram bins (probes/exp_histogram.h gives the layout).

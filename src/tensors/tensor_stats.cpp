@@ -157,7 +157,7 @@ bool add_finite_float32_chunk(const float* x, int64_t n, const std::vector<Forma
   p.range.absorb(range);
   uint64_t fields[256] = {};
   int64_t zeros = 0;
-  probes::fast::exponent_fields(x, n, fields, zeros);
+  probes::fast::exponent_fields(x, n, static_cast<float>(range.absmax()), fields, zeros);
   for (int field = 1; field < 255; ++field)
     if (fields[field]) p.magnitudes.add_exponent(field - 127, static_cast<int64_t>(fields[field]), 0);
   // Subnormal floats (field 0) and exact powers of two are rare: one more look at this chunk for them.
