@@ -1,13 +1,10 @@
 // Conv (1-D/2-D/3-D..., groups, dilations, strides, pads, auto_pad).
 // Paths: 1x1 stride-1 unpadded = one GEMM per image and group straight on the input; depthwise (one input
-// channel per group) = direct loop parallel over image x channel; plain fp32 2-D convolutions with a larger
-// kernel whose weights are a session constant = oneDNN's direct convolution (backends/cpu/direct_conv.h) where
-// the build has it; otherwise im2col (parallel) + GEMM per group. Bias is written into the output first and the
-// GEMM accumulates onto it (beta = 1), except under the ort-cuda profile in fp16, where it is added after
-// rounding (ort_cuda_add_bias_after_rounding); oneDNN adds it after its sums.
+// channel per group) = direct loop parallel over image x channel; otherwise im2col (parallel) + GEMM per
+// group. Bias is written into the output first and the GEMM accumulates onto it (beta = 1), except under the
+// ort-cuda profile in fp16, where it is added after rounding (ort_cuda_add_bias_after_rounding).
 #include <algorithm>
 
-#include "backends/cpu/direct_conv.h"
 #include "backends/cpu/gemm.h"
 #include "common/compiler.h"
 #include "ops/compute_buffer.h"
@@ -242,40 +239,16 @@ class ConvOp : public OpKernel {
     Shape out_shape{batch, out_channels};
     out_shape.insert(out_shape.end(), g.out.begin(), g.out.end());
     Tensor& y = ctx.allocate_output(0, x.dtype(), out_shape);
-    const bool constant_weights = ctx.input_is_constant(1);
     visit_float(x.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
-      run<T>(x, w, b, y, g, ctx.config(), constant_weights);
+      run<T>(x, w, b, y, g, ctx.config());
     });
   }
 
  private:
-  // oneDNN's direct convolution, where it applies: fp32 tensors summed as a plain fp32 GEMM would (not fp16
-  // accumulation, TF32 operands or the ort-cuda rules, which the GEMM path emulates), 2-D, one group, a
-  // kernel larger than 1x1 (1x1 convolutions are GEMMs on the input as it lies, which measured as fast as
-  // oneDNN's without its reorders), and weights that are a session constant, reordered into oneDNN's layout
-  // once instead of on every run (ResNet-50: 23 ms of reorders per run otherwise). Returns false where it did
-  // not run.
-  bool run_direct(const Tensor& xt, const Tensor& wt, const float* bias, Tensor& yt, const WindowGeometry& g,
-                  const ExecConfig& config) const {
-    if (!(g.rank() == 2 && group_ == 1 && g.kernel_size() > 1)) return false;
-    cpu::Conv2dShape shape{.batch = xt.dim(0), .in_channels = xt.dim(1), .out_channels = wt.dim(0)};
-    for (int d = 0; d < 2; ++d) {
-      shape.in[d] = g.in[d];
-      shape.kernel[d] = g.kernel[d];
-      shape.stride[d] = g.stride[d];
-      shape.dilation[d] = g.dilation[d];
-      shape.pad_begin[d] = g.pad_begin[d];
-      shape.pad_end[d] = g.pad_end[d];
-      shape.out[d] = g.out[d];
-    }
-    return direct_.run(shape, xt.data<float>(), wt.data<float>(), static_cast<int>(config.storage), bias,
-                       yt.data<float>());
-  }
-
   template <class T>
   void run(const Tensor& xt, const Tensor& wt, const Tensor* bt, Tensor& yt, const WindowGeometry& g,
-           const ExecConfig& config, bool constant_weights) const {
+           const ExecConfig& config) const {
     using Acc = acc_t<T>;
     std::vector<Acc> xh, wh, bh;
     const Acc* x = as_acc<T>(xt, xh);
@@ -313,9 +286,6 @@ class ConvOp : public OpKernel {
       depthwise(x, w, bias, y, batch, channels, out_channels, g);
       return finish();
     }
-    if constexpr (std::is_same_v<T, float>)
-      if (constant_weights && math.plain() && !bias_after_rounding && run_direct(xt, wt, bias, yt, g, config))
-        return finish();
     bool pointwise = true;
     for (size_t d = 0; d < g.rank(); ++d)
       pointwise = pointwise && g.kernel[d] == 1 && g.stride[d] == 1 && g.pad_begin[d] == 0 && g.pad_end[d] == 0;
@@ -342,7 +312,6 @@ class ConvOp : public OpKernel {
 
   WindowAttrs attrs_;
   int64_t group_;
-  cpu::DirectConv direct_;  // oneDNN's primitives and weight layouts for this node, made on first use
 };
 
 }  // namespace

@@ -154,15 +154,6 @@ class KernelContext {
   bool has_input(size_t i) const { return i < inputs_.size() && inputs_[i] != nullptr; }
   const Tensor* optional_input(size_t i) const { return has_input(i) ? inputs_[i] : nullptr; }
   const Tensor& input(size_t i) const;  // fails with a message when missing or not a tensor
-  // Whether input i is a constant of the session: one of its initializers as the session keeps it in the
-  // node's format, so its storage and values stay the same for the session's life. A kernel may keep what it
-  // derives from such an input (oneDNN's layout of Conv weights), keyed on its address and format. False for
-  // fed values, intermediates and an initializer a feed overrides.
-  bool input_is_constant(size_t i) const {
-    return constant_inputs_ && i < constant_inputs_->size() && (*constant_inputs_)[i] && has_input(i);
-  }
-  // Set by the executor: per input, whether it is such a constant (nullptr: none is).
-  void set_constant_inputs(const std::vector<bool>* constant) { constant_inputs_ = constant; }
   size_t num_outputs() const { return outputs_.size(); }
   bool output_requested(size_t i) const;  // false when the node names no value for output i
   // Allocates output i (uninitialised) and returns it.
@@ -196,7 +187,6 @@ class KernelContext {
   SubgraphObserver* observer_ = nullptr;
   const SubgraphExecutor* subgraphs_ = nullptr;
   NodeValues* values_ = nullptr;
-  const std::vector<bool>* constant_inputs_ = nullptr;
 };
 
 class OpKernel {

@@ -305,22 +305,6 @@ const Tensor* Session::resident(const Tensor& initializer, const Backend& at) co
   return &r->second;
 }
 
-bool Session::holds_initializer(const std::string& name, const Tensor* tensor) const {
-  if (!tensor) return false;
-  auto own = graph_->initializers.find(name);
-  if (own == graph_->initializers.end()) return false;
-  if (tensor == &own->second) return true;
-  {
-    std::lock_guard<std::mutex> lock(initializers_mutex_);
-    for (const auto& [key, converted] : initializers_in_)
-      if (auto c = converted.find(name); c != converted.end() && tensor == &c->second) return true;
-  }
-  std::lock_guard<std::mutex> lock(resident_mutex_);
-  for (const auto& [key, copy] : resident_)
-    if (tensor == &copy) return true;
-  return false;
-}
-
 Tensor Session::move_to(const Tensor& tensor, const Backend& to) const {
   if (tensor.device() == to.device()) return tensor;
   Tensor host = tensor;
@@ -336,11 +320,10 @@ Tensor Session::move_to(const Tensor& tensor, const Backend& to) const {
 }
 
 void Session::run_on(const Backend& backend, size_t index, const std::vector<const Tensor*>& inputs,
-                     const std::vector<bool>& constant, std::vector<Tensor>& outputs, const ExecConfig& config,
-                     const ScopeLookup* scope, SubgraphObserver* observer, NodeValues* values) const {
+                     std::vector<Tensor>& outputs, const ExecConfig& config, const ScopeLookup* scope,
+                     SubgraphObserver* observer, NodeValues* values) const {
   const Node& node = graph_->nodes[index];
   KernelContext ctx(node, inputs, outputs, config);
-  ctx.set_constant_inputs(&constant);
   ctx.set_scope(scope);
   ctx.set_observer(observer);
   ctx.set_subgraphs(this);
@@ -364,17 +347,13 @@ std::vector<Tensor> Session::rerun(size_t index, const std::vector<const Tensor*
   const Backend& backend = backend_for(index, config);
   std::vector<Tensor> moved(inputs.size());
   std::vector<const Tensor*> on_backend(inputs);
-  std::vector<bool> constant(inputs.size(), false);
-  const Node& node = graph_->nodes[index];
-  for (size_t k = 0; k < inputs.size(); ++k) {
+  for (size_t k = 0; k < inputs.size(); ++k)
     if (const Backend& reader = reader_of(index, k, backend); inputs[k] && inputs[k]->device() != reader.device()) {
       moved[k] = move_to(*inputs[k], reader);
       on_backend[k] = &moved[k];
     }
-    constant[k] = k < node.inputs.size() && holds_initializer(node.inputs[k], on_backend[k]);
-  }
   std::vector<Tensor> outputs;
-  run_on(backend, index, on_backend, constant, outputs, config, scope, nullptr, nullptr);
+  run_on(backend, index, on_backend, outputs, config, scope, nullptr, nullptr);
   for (size_t o = 0; o < outputs.size(); ++o) {
     if (!outputs[o].defined()) continue;
     if (config.storage != Format::FP32 || computes_in_format)
@@ -527,7 +506,6 @@ std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::v
 
   std::vector<StreamStep> steps(streams.size());
   std::vector<Tensor> results;  // a node's outputs, reused node after node
-  std::vector<bool> constant;   // per input of the running node: whether it is a session constant
   // Host copies of what a node on a device read and wrote, for an observer that reads only host tensors or a
   // device that does not compute probes.
   std::vector<std::vector<Tensor>> host_copies_in(placed.empty() || !observer ? 0 : streams.size());
@@ -589,16 +567,12 @@ std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::v
         StreamStep& step = steps[s];
         const auto reading = now();
         step.inputs.clear();
-        constant.assign(node.inputs.size(), false);
         for (size_t k = 0; k < node.inputs.size(); ++k) {
           const std::string& name = node.inputs[k];
           const int slot = slots.inputs[k];
           const Backend& at = reader_of(i, k, runs_on);
-          const bool in_table = slot >= 0 && tables[s].values[size_t(slot)].defined();
-          // An initializer no feed overrides is read from the session's own copies (lookup's last branch).
-          constant[k] = !name.empty() && !in_table && slots.initializers[k];
           const Tensor* t = name.empty() ? nullptr
-                            : in_table
+                            : slot >= 0 && tables[s].values[size_t(slot)].defined()
                                 ? read_slot(s, slot, config.storage, narrow, at, streams[s].fp8_absmax_scaling)
                             : slots.initializers[k] && config.storage == Format::FP32 && !narrow
                                 ? resident(*slots.initializers[k], at)
@@ -621,7 +595,7 @@ std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::v
         const bool device_views = observer && observer->reads_device_tensors() && runs_on.computes_probes();
         scope_at[s] = {s, config.storage, narrow, device_views ? &runs_on : host_};
         const auto running = now();
-        run_on(runs_on, i, step.inputs, constant, results, config, node.implicit_inputs.empty() ? nullptr : &scopes[s],
+        run_on(runs_on, i, step.inputs, results, config, node.implicit_inputs.empty() ? nullptr : &scopes[s],
                observer ? observer->subgraphs(i, s) : nullptr, &node_values[s]);
         step.run_seconds = since(running);
         step.device_seconds =

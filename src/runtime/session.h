@@ -205,13 +205,9 @@ class Session : public SubgraphExecutor {
   // An initializer (one of initializers_in's) as a node on `at` reads it: moved there once per session and
   // device, and kept, as a GPU runtime keeps its weights resident, instead of once per run.
   const Tensor* resident(const Tensor& initializer, const Backend& at) const;
-  // Whether `tensor` is one of the session's own copies of initializer `name` (initializers_in's, resident's):
-  // a constant of the session (KernelContext::input_is_constant), unlike a feed that overrides it.
-  bool holds_initializer(const std::string& name, const Tensor* tensor) const;
-  // `constant`: per input, whether it is such a copy.
   void run_on(const Backend& backend, size_t index, const std::vector<const Tensor*>& inputs,
-              const std::vector<bool>& constant, std::vector<Tensor>& outputs, const ExecConfig& config,
-              const ScopeLookup* scope, SubgraphObserver* observer, NodeValues* values) const;
+              std::vector<Tensor>& outputs, const ExecConfig& config, const ScopeLookup* scope,
+              SubgraphObserver* observer, NodeValues* values) const;
 
   std::shared_ptr<const Graph> graph_;
   SessionOptions options_;

@@ -4,14 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <random>
 
 #include "model/loader.h"
 #include "runtime/session.h"
 #include "support/model_builder.h"
-#include "support/random_values.h"
 
 using namespace mpa;
-using mpa::test::random_values;
 
 namespace {
 
@@ -19,6 +18,14 @@ struct Case {
   int64_t channels, multiplier, group, kh, kw, sh, sw, dh, dw;
   std::vector<int64_t> pads;  // top, left, bottom, right
 };
+
+std::vector<float> random_values(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.f, 1.f);
+  std::vector<float> v(n);
+  for (float& x : v) x = normal(rng);
+  return v;
+}
 
 }  // namespace
 
