@@ -301,8 +301,17 @@ const Tensor* Session::resident(const Tensor& initializer, const Backend& at) co
   if (initializer.device() == at.device()) return &initializer;
   std::lock_guard<std::mutex> lock(resident_mutex_);
   auto r = resident_.find({&initializer, at.device()});
-  if (r == resident_.end()) r = resident_.emplace(std::make_pair(&initializer, at.device()), move_to(initializer, at)).first;
+  if (r == resident_.end()) {
+    r = resident_.emplace(std::make_pair(&initializer, at.device()), move_to(initializer, at)).first;
+    if (initializer.device().is_host()) resident_originals_.emplace(&r->second, &initializer);
+  }
   return &r->second;
+}
+
+const Tensor* Session::resident_original(const Tensor& copy) const {
+  std::lock_guard<std::mutex> lock(resident_mutex_);
+  auto r = resident_originals_.find(&copy);
+  return r == resident_originals_.end() ? nullptr : r->second;
 }
 
 Tensor Session::move_to(const Tensor& tensor, const Backend& to) const {
@@ -347,11 +356,19 @@ std::vector<Tensor> Session::rerun(size_t index, const std::vector<const Tensor*
   const Backend& backend = backend_for(index, config);
   std::vector<Tensor> moved(inputs.size());
   std::vector<const Tensor*> on_backend(inputs);
-  for (size_t k = 0; k < inputs.size(); ++k)
-    if (const Backend& reader = reader_of(index, k, backend); inputs[k] && inputs[k]->device() != reader.device()) {
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const Backend& reader = reader_of(index, k, backend);
+    if (!inputs[k] || inputs[k]->device() == reader.device()) continue;
+    // The reference's initializers reach an isolated run as the device's resident copies; a host input (the
+    // parameters of a normalisation, say) reads the host original they were made from, with no download.
+    const Tensor* original = reader.device().is_host() ? resident_original(*inputs[k]) : nullptr;
+    if (original) {
+      on_backend[k] = original;
+    } else {
       moved[k] = move_to(*inputs[k], reader);
       on_backend[k] = &moved[k];
     }
+  }
   std::vector<Tensor> outputs;
   run_on(backend, index, on_backend, outputs, config, scope, nullptr, nullptr);
   for (size_t o = 0; o < outputs.size(); ++o) {

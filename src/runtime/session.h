@@ -205,6 +205,9 @@ class Session : public SubgraphExecutor {
   // An initializer (one of initializers_in's) as a node on `at` reads it: moved there once per session and
   // device, and kept, as a GPU runtime keeps its weights resident, instead of once per run.
   const Tensor* resident(const Tensor& initializer, const Backend& at) const;
+  // The host initializer that `copy` is resident()'s copy of, or null: a node that reads such an input on the
+  // host reads the original instead of downloading the copy.
+  const Tensor* resident_original(const Tensor& copy) const;
   void run_on(const Backend& backend, size_t index, const std::vector<const Tensor*>& inputs,
               std::vector<Tensor>& outputs, const ExecConfig& config, const ScopeLookup* scope,
               SubgraphObserver* observer, NodeValues* values) const;
@@ -224,6 +227,7 @@ class Session : public SubgraphExecutor {
   mutable std::map<std::tuple<Format, bool, bool>, std::map<std::string, Tensor>> initializers_in_;
   mutable std::mutex resident_mutex_;
   mutable std::map<std::pair<const Tensor*, Device>, Tensor> resident_;  // resident()'s copies
+  mutable std::map<const Tensor*, const Tensor*> resident_originals_;     // each copy's host initializer
   // For each node, the values whose last reader it is (freed right after it runs).
   std::vector<std::vector<std::string>> release_after_;
   // A run keeps its values in a vector: every name the graph defines (inputs, initializers, node outputs)

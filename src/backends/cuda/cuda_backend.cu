@@ -101,6 +101,8 @@ struct CudaBackend::State {
   cublasHandle_t cublas = nullptr;
   cudnnHandle_t cudnn = nullptr;
   cudaEvent_t start = nullptr, stop = nullptr;
+  std::byte* staging = nullptr;  // pinned host memory for small copies back (probe chunks)
+  size_t staging_bytes = 0;
 };
 
 CudaBackend::CudaBackend(int index) : index_(index), name_("cuda:" + std::to_string(index)) {}
@@ -216,6 +218,21 @@ Tensor CudaBackend::download(const Tensor& on_device) const {
   return host;
 }
 
+std::byte* CudaBackend::staging(size_t bytes) const {
+  State& s = state();
+  if (bytes > s.staging_bytes) {
+    synchronize();  // no copy into the old buffer is still under way
+    if (s.staging) check(cudaFreeHost(s.staging), "cudaFreeHost");
+    s.staging = nullptr;
+    s.staging_bytes = 0;
+    void* p = nullptr;
+    check(cudaMallocHost(&p, bytes), "cudaMallocHost");
+    s.staging = static_cast<std::byte*>(p);
+    s.staging_bytes = bytes;
+  }
+  return s.staging;
+}
+
 void CudaBackend::synchronize() const {
   if (state_) check(cudaStreamSynchronize(state_->stream), "cudaStreamSynchronize");
 }
@@ -224,23 +241,24 @@ void CudaBackend::run(const OpKernel& kernel, KernelContext& ctx) const {
   State& s = state();
   running_backend = this;
   // Timed runs: the node's kernels by CUPTI where it can be used, else CUDA events around its launches.
-  CuptiTimer* cupti = time_nodes_ ? CuptiTimer::start() : nullptr;
+  const bool timed = time_nodes_;
+  CuptiTimer* cupti = timed ? CuptiTimer::start() : nullptr;
   last_cupti_tag = cupti ? cupti->begin() : 0;
-  check(cudaEventRecord(s.start, s.stream), "cudaEventRecord");
+  if (timed) check(cudaEventRecord(s.start, s.stream), "cudaEventRecord");
   try {
     kernel.compute(ctx);
   } catch (...) {
     if (cupti) cupti->end();
     throw;
   }
-  check(cudaEventRecord(s.stop, s.stream), "cudaEventRecord");
+  if (timed) check(cudaEventRecord(s.stop, s.stream), "cudaEventRecord");
   if (cupti) cupti->end();
   if (const cudaError_t launch = cudaGetLastError(); launch != cudaSuccess)  // the label only when it is needed
     check(launch, ctx.node().label().c_str());
 }
 
 std::optional<double> CudaBackend::last_run_device_seconds() const {
-  if (!state_) return std::nullopt;
+  if (!state_ || !time_nodes_) return std::nullopt;  // the events are recorded only when timing
   check(cudaEventSynchronize(state_->stop), "cudaEventSynchronize");
   if (last_cupti_tag) return CuptiTimer::start()->seconds(last_cupti_tag);
   float ms = 0;

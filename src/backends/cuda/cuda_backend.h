@@ -56,6 +56,10 @@ class CudaBackend : public Backend {
   Tensor empty(DType dtype, Shape shape) const;
   std::shared_ptr<std::byte[]> allocate(size_t bytes) const;
   cudaStream_t stream() const;
+  // Pinned host memory of at least `bytes`, grown on demand, for copies back that the host waits for: one
+  // copy from pinned memory instead of several from pageable memory, each of which waits on its own. Its
+  // contents last until the next call.
+  std::byte* staging(size_t bytes) const;
   cublasHandle_t cublas() const;
   cudnnHandle_t cudnn() const;
   // Makes this device current on the calling thread (every entry point does).

@@ -133,9 +133,9 @@ size_t reserve(size_t& bytes, size_t count) {
 }
 
 template <class T>
-void copy_back(std::vector<T>& to, const T* from, size_t count, cudaStream_t stream) {
-  to.resize(count);
-  if (count) check(cudaMemcpyAsync(to.data(), from, count * sizeof(T), cudaMemcpyDeviceToHost, stream), "probe");
+void copy_out(std::vector<T>& to, const std::byte* from, size_t count) {
+  const T* first = reinterpret_cast<const T*>(from);
+  to.assign(first, first + count);
 }
 
 }  // namespace
@@ -185,12 +185,15 @@ std::optional<ProbeChunks> CudaBackend::probe(const ProbeRequest& request) const
   const dim3 grid(static_cast<unsigned>(chunks), static_cast<unsigned>(1 + a.run_count));
   probe_chunks<<<grid, kProbeThreads, 0, stream()>>>(a);
   check(cudaGetLastError(), "probe kernel launch");
-  copy_back(out.range, a.range, ranges, stream());
-  copy_back(out.hist, a.hist, ranges, stream());
-  copy_back(out.fits, a.fit_out, fits, stream());
-  copy_back(out.runs, a.run_out, runs, stream());
-  copy_back(out.run_hists, a.run_hist_out, run_hists, stream());
+  // The chunks come back in one copy through pinned memory.
+  std::byte* host = staging(bytes);
+  check(cudaMemcpyAsync(host, buffer.get(), bytes, cudaMemcpyDeviceToHost, stream()), "probe");
   check(cudaStreamSynchronize(stream()), "probe");
+  copy_out(out.range, host + range_at, ranges);
+  copy_out(out.hist, host + hist_at, ranges);
+  copy_out(out.fits, host + fit_at, fits);
+  copy_out(out.runs, host + run_at, runs);
+  copy_out(out.run_hists, host + run_hist_at, run_hists);
   out.run_hists.resize(runs);  // zeros where no histogram was asked
   return out;
 }

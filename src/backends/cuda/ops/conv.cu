@@ -21,15 +21,6 @@ namespace mpa::cuda {
 
 namespace {
 
-template <class Handle, class Destroy>
-struct Descriptor {
-  Handle handle = nullptr;
-  Destroy destroy;
-  ~Descriptor() {
-    if (handle) destroy(handle);
-  }
-};
-
 // A float32 device array in cuDNN's data type (a scratch copy for 16-bit data: exact, the values are on
 // the format's grid), or float32/float64 as they are.
 std::shared_ptr<std::byte[]> narrowed(const float* in, int64_t n, cudnnDataType_t type) {
@@ -95,13 +86,25 @@ Tensor zero_padded(const Tensor& x, const WindowGeometry& g) {
 
 std::vector<int> as_ints(const std::vector<int64_t>& v) { return std::vector<int>(v.begin(), v.end()); }
 
-template <class Choose>
-cudnnConvolutionFwdAlgo_t algorithm_for(const std::vector<int64_t>& key, Choose&& choose) {
+// What cuDNN needs to run one convolution shape: its descriptors, the algorithm and the workspace size. Made
+// once per geometry and math and kept for the process (as the handle is, never destroyed): the same shapes
+// get the same algorithm in every stream, sample and isolated run, and a node run costs one cuDNN call,
+// not sixteen.
+struct ConvPlan {
+  cudnnTensorDescriptor_t x = nullptr, y = nullptr;
+  cudnnFilterDescriptor_t w = nullptr;
+  cudnnConvolutionDescriptor_t conv = nullptr;
+  cudnnConvolutionFwdAlgo_t algo{};
+  size_t workspace_bytes = 0;
+};
+
+template <class Make>
+const ConvPlan& plan_for(const std::vector<int64_t>& key, Make&& make) {
   static std::mutex mutex;
-  static std::map<std::vector<int64_t>, cudnnConvolutionFwdAlgo_t> chosen;
+  static std::map<std::vector<int64_t>, ConvPlan> plans;  // node-based: references stay valid
   std::lock_guard<std::mutex> lock(mutex);
-  auto it = chosen.find(key);
-  if (it == chosen.end()) it = chosen.emplace(key, choose()).first;
+  auto it = plans.find(key);
+  if (it == plans.end()) it = plans.emplace(key, make()).first;
   return it->second;
 }
 
@@ -154,43 +157,34 @@ class ConvOp : public OpKernel {
       y_dims.push_back(int(g.out[d]));
     }
     cudnnHandle_t handle = backend.cudnn();
-    Descriptor<cudnnTensorDescriptor_t, decltype(&cudnnDestroyTensorDescriptor)> x_desc{nullptr,
-                                                                                        cudnnDestroyTensorDescriptor},
-        y_desc{nullptr, cudnnDestroyTensorDescriptor};
-    Descriptor<cudnnFilterDescriptor_t, decltype(&cudnnDestroyFilterDescriptor)> w_desc{nullptr,
-                                                                                        cudnnDestroyFilterDescriptor};
-    Descriptor<cudnnConvolutionDescriptor_t, decltype(&cudnnDestroyConvolutionDescriptor)> conv{
-        nullptr, cudnnDestroyConvolutionDescriptor};
-    check(cudnnCreateTensorDescriptor(&x_desc.handle), "cudnnCreateTensorDescriptor");
-    check(cudnnCreateTensorDescriptor(&y_desc.handle), "cudnnCreateTensorDescriptor");
-    check(cudnnCreateFilterDescriptor(&w_desc.handle), "cudnnCreateFilterDescriptor");
-    check(cudnnCreateConvolutionDescriptor(&conv.handle), "cudnnCreateConvolutionDescriptor");
-    const int nd = static_cast<int>(x_dims.size());
-    check(cudnnSetTensorNdDescriptor(x_desc.handle, math.data, nd, x_dims.data(), packed_strides(x_dims).data()),
-          "X descriptor");
-    check(cudnnSetTensorNdDescriptor(y_desc.handle, math.data, nd, y_dims.data(), packed_strides(y_dims).data()),
-          "Y descriptor");
-    check(cudnnSetFilterNdDescriptor(w_desc.handle, math.data, CUDNN_TENSOR_NCHW, nd, w_dims.data()), "W descriptor");
-    check(cudnnSetConvolutionNdDescriptor(conv.handle, nd - 2, as_ints(g.pad_begin).data(), as_ints(g.stride).data(),
-                                          as_ints(g.dilation).data(), CUDNN_CROSS_CORRELATION, math.compute),
-          "convolution descriptor");
-    check(cudnnSetConvolutionGroupCount(conv.handle, int(group_)), "cudnnSetConvolutionGroupCount");
-    check(cudnnSetConvolutionMathType(conv.handle, math.math), "cudnnSetConvolutionMathType");
-
-    // One choice per geometry and math, kept for the process: the same shapes get the same algorithm in every
-    // stream, sample and isolated run, and cuDNN's heuristics run once per shape, not once per node run.
     std::vector<int64_t> key = {backend.device().index, int64_t(math.data), int64_t(math.compute), int64_t(math.math),
                                 group_};
     for (const auto* part : {&x_dims, &w_dims}) key.insert(key.end(), part->begin(), part->end());
     for (const auto* part : {&g.pad_begin, &g.stride, &g.dilation}) key.insert(key.end(), part->begin(), part->end());
-    const cudnnConvolutionFwdAlgo_t algo = algorithm_for(key, [&] {
-      return choose_algorithm(handle, x_desc.handle, w_desc.handle, conv.handle, y_desc.handle, math, label);
+    const ConvPlan& plan = plan_for(key, [&] {
+      ConvPlan made;
+      check(cudnnCreateTensorDescriptor(&made.x), "cudnnCreateTensorDescriptor");
+      check(cudnnCreateTensorDescriptor(&made.y), "cudnnCreateTensorDescriptor");
+      check(cudnnCreateFilterDescriptor(&made.w), "cudnnCreateFilterDescriptor");
+      check(cudnnCreateConvolutionDescriptor(&made.conv), "cudnnCreateConvolutionDescriptor");
+      const int nd = static_cast<int>(x_dims.size());
+      check(cudnnSetTensorNdDescriptor(made.x, math.data, nd, x_dims.data(), packed_strides(x_dims).data()),
+            "X descriptor");
+      check(cudnnSetTensorNdDescriptor(made.y, math.data, nd, y_dims.data(), packed_strides(y_dims).data()),
+            "Y descriptor");
+      check(cudnnSetFilterNdDescriptor(made.w, math.data, CUDNN_TENSOR_NCHW, nd, w_dims.data()), "W descriptor");
+      check(cudnnSetConvolutionNdDescriptor(made.conv, nd - 2, as_ints(g.pad_begin).data(), as_ints(g.stride).data(),
+                                            as_ints(g.dilation).data(), CUDNN_CROSS_CORRELATION, math.compute),
+            "convolution descriptor");
+      check(cudnnSetConvolutionGroupCount(made.conv, int(group_)), "cudnnSetConvolutionGroupCount");
+      check(cudnnSetConvolutionMathType(made.conv, math.math), "cudnnSetConvolutionMathType");
+      made.algo = choose_algorithm(handle, made.x, made.w, made.conv, made.y, math, label);
+      check(cudnnGetConvolutionForwardWorkspaceSize(handle, made.x, made.w, made.conv, made.y, made.algo,
+                                                    &made.workspace_bytes),
+            "cudnnGetConvolutionForwardWorkspaceSize");
+      return made;
     });
-    size_t workspace_bytes = 0;
-    check(cudnnGetConvolutionForwardWorkspaceSize(handle, x_desc.handle, w_desc.handle, conv.handle, y_desc.handle,
-                                                  algo, &workspace_bytes),
-          "cudnnGetConvolutionForwardWorkspaceSize");
-    std::shared_ptr<std::byte[]> workspace = backend.allocate(workspace_bytes);
+    std::shared_ptr<std::byte[]> workspace = backend.allocate(plan.workspace_bytes);
 
     // Operands in cuDNN's data type; Y starts as the bias (or is overwritten: beta = 0).
     std::shared_ptr<std::byte[]> x16, w16, y16;
@@ -219,8 +213,8 @@ class ConvOp : public OpKernel {
     const bool doubles = math.data == CUDNN_DATA_DOUBLE;
     const void* alpha = doubles ? static_cast<const void*>(&one64) : static_cast<const void*>(&one32);
     const void* beta = b ? alpha : doubles ? static_cast<const void*>(&zero64) : static_cast<const void*>(&zero32);
-    check(cudnnConvolutionForward(handle, alpha, x_desc.handle, xp, w_desc.handle, wp, conv.handle, algo,
-                                  workspace.get(), workspace_bytes, beta, y_desc.handle, yp),
+    check(cudnnConvolutionForward(handle, alpha, plan.x, xp, plan.w, wp, plan.conv, plan.algo, workspace.get(),
+                                  plan.workspace_bytes, beta, plan.y, yp),
           "cudnnConvolutionForward");
     if (sixteen) widen(y16.get(), device_data<float>(y), y.numel(), math.data);
     ctx.set_output(0, std::move(y));

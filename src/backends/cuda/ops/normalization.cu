@@ -1,8 +1,12 @@
 // BatchNormalization (inference) and LayerNormalization / RMSNormalization on CUDA. The parameters are
 // host inputs (OpTraits::host_inputs): they are read and turned into per-channel statistics on the host by
-// the CPU's own code (ops/normalize.h), then copied to the device as constants; the row math is the CPU's
+// the CPU's own code (ops/normalize.h), then copied to the device as constants (kept while they repeat); the row math is the CPU's
 // (src/kernels/normalize.h), element for element, so outputs match the CPU's bit for bit wherever the
 // device's sqrt/division round as the host's do (both are IEEE correctly rounded).
+#include <algorithm>
+#include <mutex>
+#include <vector>
+
 #include "backends/cuda/launch.cuh"
 #include "ops/normalize.h"
 #include "ops/op.h"
@@ -12,15 +16,40 @@ namespace mpa::cuda {
 
 namespace {
 
-template <class A>
-std::shared_ptr<std::byte[]> constants_on_device(const std::vector<A>& values) {
-  std::shared_ptr<std::byte[]> bytes = running().allocate(values.size() * sizeof(A));
-  if (!values.empty())
-    check(cudaMemcpyAsync(bytes.get(), values.data(), values.size() * sizeof(A), cudaMemcpyHostToDevice,
-                          running().stream()),
-          "normalisation constants");
-  return bytes;
-}
+// A kernel's constants made on the host (a node's normalisation parameters, in each format it runs in),
+// copied to the device once and kept while they repeat: streams and samples read the same initializers, so
+// each node run would otherwise allocate and copy them again. Found by their bytes, so a changed value
+// (parameters that are computed, not initializers) gets a copy of its own.
+class DeviceConstants {
+ public:
+  template <class A>
+  const A* on_device(const std::vector<A>& values) const {
+    const size_t bytes = values.size() * sizeof(A);
+    const auto* data = reinterpret_cast<const std::byte*>(values.data());
+    const int device = running().device().index;
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const Kept& kept : kept_)
+      if (kept.device == device && kept.host.size() == bytes && std::equal(data, data + bytes, kept.host.begin()))
+        return reinterpret_cast<const A*>(kept.copy.get());
+    if (kept_.size() == kMaxKept) kept_.erase(kept_.begin());  // freed in stream order, after its readers
+    Kept made{device, std::vector<std::byte>(data, data + bytes), running().allocate(bytes)};
+    if (bytes)
+      check(cudaMemcpyAsync(made.copy.get(), data, bytes, cudaMemcpyHostToDevice, running().stream()),
+            "normalisation constants");
+    kept_.push_back(std::move(made));
+    return reinterpret_cast<const A*>(kept_.back().copy.get());
+  }
+
+ private:
+  static constexpr size_t kMaxKept = 4;  // the reference's and a few formats' parameters of one node
+  struct Kept {
+    int device;
+    std::vector<std::byte> host;
+    std::shared_ptr<std::byte[]> copy;
+  };
+  mutable std::mutex mutex_;
+  mutable std::vector<Kept> kept_;
+};
 
 // y = (x - mean[c]) * inv_std[c] * scale[c] + bias[c] over x [N, C, S], as NormalizeAffineRow with a
 // per-channel scale does.
@@ -53,13 +82,17 @@ class BatchNormalizationOp : public OpKernel {
       using A = compute_t<T>;
       const std::vector<A> scale = param_vector<A>(scale_t, who), bias = param_vector<A>(bias_t, who);
       const std::vector<A> mean = param_vector<A>(mean_t, who), var = param_vector<A>(var_t, who);
-      std::vector<A> inv_std(mean.size());
-      for (size_t c = 0; c < inv_std.size(); ++c) inv_std[c] = A(1) / dmath::sqrt(var[c] + static_cast<A>(epsilon_));
-      const auto d_scale = constants_on_device(scale), d_bias = constants_on_device(bias);
-      const auto d_mean = constants_on_device(mean), d_inv = constants_on_device(inv_std);
-      normalize_channels(device_data<T>(x), device_data<T>(y), x.numel(), split.C, split.S,
-                         reinterpret_cast<const A*>(d_mean.get()), reinterpret_cast<const A*>(d_inv.get()),
-                         reinterpret_cast<const A*>(d_scale.get()), reinterpret_cast<const A*>(d_bias.get()));
+      const size_t channels = mean.size();
+      // scale | bias | mean | 1/sqrt(var + epsilon), one block of constants on the device
+      std::vector<A> constants(4 * channels);
+      std::copy(scale.begin(), scale.end(), constants.begin());
+      std::copy(bias.begin(), bias.end(), constants.begin() + channels);
+      std::copy(mean.begin(), mean.end(), constants.begin() + 2 * channels);
+      for (size_t c = 0; c < channels; ++c)
+        constants[3 * channels + c] = A(1) / dmath::sqrt(var[c] + static_cast<A>(epsilon_));
+      const A* d = constants_.on_device(constants);
+      normalize_channels(device_data<T>(x), device_data<T>(y), x.numel(), split.C, split.S, d + 2 * channels,
+                         d + 3 * channels, d, d + channels);
     });
     ctx.set_output(0, std::move(y));
   }
@@ -67,6 +100,7 @@ class BatchNormalizationOp : public OpKernel {
  private:
   float epsilon_;
   bool training_, spatial_;
+  DeviceConstants constants_;
 };
 
 template <class Stats, class T, class A>
@@ -98,11 +132,15 @@ class TrailingNormOp : public OpKernel {
     visit_float(x.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       using A = compute_t<T>;
-      const auto d_scale = constants_on_device(param_expanded<A>(scale_t, norm_shape, who, "Scale"));
-      std::shared_ptr<std::byte[]> d_bias;
-      if (bias_t) d_bias = constants_on_device(param_expanded<A>(*bias_t, norm_shape, who, "B"));
-      normalize_rows<Stats>(device_data<T>(x), device_data<T>(y), rows, n, static_cast<A>(epsilon_),
-                            reinterpret_cast<const A*>(d_scale.get()), reinterpret_cast<const A*>(d_bias.get()));
+      // scale | bias (when there is one), one block of constants on the device
+      std::vector<A> constants = param_expanded<A>(scale_t, norm_shape, who, "Scale");
+      if (bias_t) {
+        const std::vector<A> bias = param_expanded<A>(*bias_t, norm_shape, who, "B");
+        constants.insert(constants.end(), bias.begin(), bias.end());
+      }
+      const A* d = constants_.on_device(constants);
+      normalize_rows<Stats>(device_data<T>(x), device_data<T>(y), rows, n, static_cast<A>(epsilon_), d,
+                            bias_t ? d + n : nullptr);
     });
     ctx.set_output(0, std::move(y));
   }
@@ -110,6 +148,7 @@ class TrailingNormOp : public OpKernel {
  private:
   int64_t axis_;
   float epsilon_;
+  DeviceConstants constants_;
 };
 
 using LayerNormalizationKernel = TrailingNormOp<MeanInvStdRow, true>;
