@@ -32,6 +32,7 @@ void check(cudnnStatus_t status, const char* what);
 class CudaBackend : public Backend {
  public:
   explicit CudaBackend(int index);
+  ~CudaBackend() override;
   std::string_view name() const override { return name_; }
   std::string_view kernel_table() const override { return "cuda"; }
   Device device() const override { return {Device::Kind::Cuda, index_}; }
@@ -70,6 +71,9 @@ class CudaBackend : public Backend {
   State& state() const;  // the stream, handles and events, made on first use
   int index_;
   std::string name_;
+  struct FreeBlocks;
+  // Shared with the deleters of the blocks handed out, which may outlive the backend at exit.
+  std::shared_ptr<FreeBlocks> free_blocks_;
   mutable std::atomic<bool> time_nodes_{false};
   mutable std::once_flag once_;
   mutable std::unique_ptr<State> state_;
