@@ -1,5 +1,5 @@
 // What the CUDA backend's call patterns cost the host per node run, steady state, one stream (bench/README.md,
-// "CUDA host cost"): the bare runtime calls, the probe copy-back, normalisation constants, and cuDNN's legacy
+// "CUDA audits"): the bare runtime calls, the probe copy-back, normalisation constants, and cuDNN's legacy
 // convolution on ResNet-50 shapes with descriptors made per call (as before f18939a) or kept (as now), Forward
 // alone, and a CUDA graph replay of the same calls (the GPU's own time). Built where nvcc is
 // (build/mpaudit_cuda_host_cost); on an H200 it runs in about 5 s: docs/cuda-validation-h200/host-cost.log.

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What a GPU owner runs to validate the CUDA backend (issue 16): the device, `mpaudit selftest --device cuda`,
-# CPU-vs-CUDA audits of the demo, the bundled real models and the bench models (verdicts must agree), and the
-# wall time of a ResNet-50 and a BERT-base audit on each device. Logs go to OUT; commit them under docs/.
+# CPU-vs-CUDA audits of the demo, the bundled real models and the bench models (verdicts must agree), the
+# wall time of a ResNet-50 and a BERT-base audit on each device and per further sample, and where the host's
+# time goes. Logs go to OUT; commit them under docs/.
 # The real models are read from ../shared/models beside the checkout, as the golden reports read them.
 # Usage: scripts/cuda-validation.sh MPAUDIT OUT [PYTHON (python3)]
 set -uo pipefail
@@ -51,6 +52,30 @@ print(f"{len(timed)} of {len(nodes)} nodes have a device time; device {sum(n['de
 for n in sorted(timed, key=lambda n: -n["device_time_ms"])[:5]:
     print(f"  {n['name'][:40]:40} {n['op_type']:12} device {n['device_time_ms']:.3f} ms, wall {n['time_ms']:.3f} ms")
 PY
+# Per-sample cost: CUDA audits of 1, 8 and 32 random samples (the difference is what each further sample costs),
+# then where the host's time goes in a 32-sample audit (bench/host_sampler.cpp; needs libunwind8), and what the
+# backend's CUDA call patterns cost the host (bench/cuda_host_cost.cu).
+bin=$(dirname "$mpaudit")
+audit_samples() {
+  "$mpaudit" audit "$out/bench-models/$1.onnx" --device cuda --target fp16 --samples "$2" --quiet --no-verify-advice \
+    --fail-on 'unsafe_nodes>1000000' --json "$out/$1.samples$2.json" > /dev/null 2>&1
+}
+for name in resnet50 bert_base; do
+  for samples in 1 8 32; do
+    for i in 1 2; do
+      start=$(date +%s%N)
+      audit_samples "$name" "$samples"
+      echo "$name cuda samples=$samples run=$i wall_ms=$(( ($(date +%s%N) - start) / 1000000 ))"
+    done
+  done
+done 2>&1 | tee "$out/speed-samples.log"
+if [ -f "$bin/libmpaudit_host_sampler.so" ]; then
+  for name in resnet50 bert_base; do
+    MPA_HOST_PROFILE="$out/$name.host-samples" LD_PRELOAD="$bin/libmpaudit_host_sampler.so" audit_samples "$name" 32
+    "$py" "$here/bench/host_profile.py" "$out/$name.host-samples" --top 25 > "$out/host-profile-$name.log" 2>&1
+  done
+fi
+[ -x "$bin/mpaudit_cuda_host_cost" ] && "$bin/mpaudit_cuda_host_cost" > "$out/host-cost.log" 2>&1
 # CPU-vs-CUDA audits of the golden set (demo and real models) and of the two bench models.
 "$py" "$here/tests/cuda/check_cuda_audits.py" --mpaudit "$mpaudit" --golden-set --out "$out/reports" \
   "resnet50=$out/bench-models/resnet50.onnx,--target=fp16" "bert_base=$out/bench-models/bert_base.onnx,--target=fp16" \
