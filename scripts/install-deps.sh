@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(
-  build-essential cmake ccache pkg-config python3 python3-venv
+  build-essential cmake ccache pkg-config python3 python3-venv libunwind8
   libonnx-dev libprotobuf-dev protobuf-compiler nlohmann-json3-dev
   libopenblas-openmp-dev libdnnl-dev libcli11-dev libzip-dev zlib1g-dev libssl-dev libvalijson-dev
   libgtest-dev libgmock-dev libbenchmark-dev
