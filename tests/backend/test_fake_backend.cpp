@@ -301,6 +301,30 @@ TEST_F(Fake, ProbesOnTheDeviceGiveTheHostsFiguresWithoutDownloadingEveryValue) {
   }
 }
 
+// BatchNormalization reads its parameters on the host (OpTraits::host_inputs). Its isolated runs get the
+// reference's initializers as the device's resident copies and read the host originals instead of downloading
+// them: with every node and probe on the device, no parameter comes down.
+TEST_F(Fake, IsolatedRunsReadHostParametersWithoutDownloadingTheirResidentCopies) {
+  test::ModelBuilder b(15);
+  b.input("x", onnx::TensorProto::FLOAT, {1, 4, 3, 3});
+  b.initializer("scale", {4}, {1.5f, 0.5f, 2, 1});
+  b.initializer("bias", {4}, {0.25f, -1, 0, 3});
+  b.initializer("mean", {4}, {0.1f, 0.2f, -0.3f, 0.4f});
+  b.initializer("var", {4}, {1, 2, 0.5f, 4});
+  b.node("BatchNormalization", {"x", "scale", "bias", "mean", "var"}, {"y"}, "bn");
+  b.output("y");
+  const Model model = load_model_from_bytes(b.bytes(), ".", "bn.onnx");
+  FakeOps everything(every_registered_op());
+  ProbesOnTheFake probes;
+  const std::vector<TensorMap> samples = ramp_samples(model);
+  nlohmann::json placement;
+  expect_close(figures_of(model, samples, "fake", &placement), figures_of(model, samples, "cpu"), "bn");
+  // Only values the size of y (36 floats) come down, not the 4-float parameters.
+  const int64_t downloads = placement["summary"]["downloads"].get<int64_t>();
+  EXPECT_GT(downloads, 0);
+  EXPECT_EQ(placement["summary"]["bytes_downloaded"].get<int64_t>(), downloads * 36 * 4) << placement["summary"];
+}
+
 // With --timing, nodes the device ran carry its own clock's time beside the wall clock's; the CPU has none.
 TEST_F(Fake, TimedAuditsReportTheDevicesOwnTimeForTheNodesItRan) {
   const Model model = chain_model();
