@@ -6,8 +6,8 @@ Usage: host_profile.py OUT.samples [--top N] [--map DEVICE_PREFIX=LOCAL_PREFIX .
 Three tables: inclusive time per function (each function counted once per sample), time per innermost
 mpaudit function (the host inside it or inside a library it called: which of our code paths cost the
 time), and time per module of the innermost frame (how much is inside cuDNN, cuBLAS, the CUDA driver).
-Frames are named with addr2line where the module exists here (the same path, or mapped with --map),
-else by module and offset.
+Frames are named with addr2line where the module exists here (the same path, or mapped with --map) with a
+symbol table, else by module.
 """
 from __future__ import annotations
 
@@ -30,6 +30,13 @@ def load_segments(path: str) -> list[tuple[int, int, int]]:
         if parts and parts[0] == "LOAD":
             segs.append((int(parts[1], 16), int(parts[2], 16), int(parts[4], 16)))
     return segs
+
+
+def has_symbol_table(path: str) -> bool:
+    """Whether addr2line can name functions in `path`: with only dynamic symbols it names the nearest exported
+    one, which inside a stripped library is usually another function."""
+    out = subprocess.run(["readelf", "-SW", path], capture_output=True, text=True).stdout
+    return " .symtab " in out
 
 
 def symbolize(path: str, offsets: list[int]) -> dict[int, str]:
@@ -95,7 +102,9 @@ def main() -> None:
             if path.startswith(dev):
                 local = loc + path[len(dev):]
         base = os.path.basename(path)
-        if os.path.exists(local) and (OURS.search(path) or "cuda" not in base and "cudnn" not in base and "cublas" not in base):
+        # NVIDIA's libraries are named by module only: the copy here may be another version than the one that ran.
+        nvidia = any(part in base for part in ("cuda", "cudnn", "cublas"))
+        if os.path.exists(local) and (OURS.search(path) or not nvidia) and has_symbol_table(local):
             for off, name in symbolize(local, sorted(offs)).items():
                 names[(path, off)] = name if name != "??" else f"{base}+{off:#x}"
         else:

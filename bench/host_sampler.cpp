@@ -37,6 +37,7 @@ Sample* samples = nullptr;
 std::atomic<size_t> taken{0};
 timer_t timer;
 const char* out_path = nullptr;
+long interval_us = 500;
 
 void on_tick(int) {
   const size_t i = taken.load(std::memory_order_relaxed);
@@ -50,8 +51,7 @@ void on_tick(int) {
 __attribute__((constructor)) void start_sampling() {
   out_path = std::getenv("MPA_HOST_PROFILE");
   if (!out_path || !*out_path) return;
-  const char* us_text = std::getenv("MPA_HOST_PROFILE_US");
-  const long us = us_text ? std::max(50L, std::atol(us_text)) : 500L;
+  if (const char* us_text = std::getenv("MPA_HOST_PROFILE_US")) interval_us = std::max(50L, std::atol(us_text));
   void* library = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
   unwind = library ? reinterpret_cast<Backtrace>(dlsym(library, "unw_backtrace")) : nullptr;
   if (!unwind) return void(std::fprintf(stderr, "host sampler: no libunwind.so.8 (Debian libunwind8)\n"));
@@ -76,7 +76,8 @@ __attribute__((constructor)) void start_sampling() {
   event._sigev_un._tid = static_cast<pid_t>(syscall(SYS_gettid));  // the main thread only
   if (timer_create(CLOCK_MONOTONIC, &event, &timer) != 0) return std::perror("host sampler: timer_create");
   itimerspec every{};
-  every.it_interval.tv_nsec = every.it_value.tv_nsec = us * 1000;
+  every.it_interval.tv_sec = every.it_value.tv_sec = interval_us / 1000000;
+  every.it_interval.tv_nsec = every.it_value.tv_nsec = interval_us % 1000000 * 1000;
   timer_settime(timer, 0, &every, nullptr);
 }
 
@@ -86,8 +87,7 @@ __attribute__((destructor)) void write_samples() {
   timer_settime(timer, 0, &off, nullptr);
   FILE* out = std::fopen(out_path, "w");
   if (!out) return std::perror(out_path);
-  const char* us_text = std::getenv("MPA_HOST_PROFILE_US");
-  std::fprintf(out, "interval_us %ld\n", us_text ? std::max(50L, std::atol(us_text)) : 500L);
+  std::fprintf(out, "interval_us %ld\n", interval_us);
   if (FILE* maps = std::fopen("/proc/self/maps", "r")) {
     char line[4096];
     while (std::fgets(line, sizeof line, maps)) std::fprintf(out, "map %s", line);

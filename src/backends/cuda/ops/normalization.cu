@@ -1,8 +1,8 @@
 // BatchNormalization (inference) and LayerNormalization / RMSNormalization on CUDA. The parameters are
 // host inputs (OpTraits::host_inputs): they are read and turned into per-channel statistics on the host by
-// the CPU's own code (ops/normalize.h), then copied to the device as constants (kept while they repeat); the row math is the CPU's
-// (src/kernels/normalize.h), element for element, so outputs match the CPU's bit for bit wherever the
-// device's sqrt/division round as the host's do (both are IEEE correctly rounded).
+// the CPU's own code (ops/normalize.h), then copied to the device as constants (kept while they repeat); the
+// row math is the CPU's (src/kernels/normalize.h), element for element, so outputs match the CPU's bit for
+// bit wherever the device's sqrt/division round as the host's do (both are IEEE correctly rounded).
 #include <algorithm>
 #include <mutex>
 #include <vector>
