@@ -62,60 +62,108 @@ class Search {
   }
 
  private:
-  // Drops what the set does not need, by group tests: the untried nodes (weakest evidence first) are tried
-  // without all at once, and a group whose removal breaks a gate is split in halves, down to single nodes,
-  // which are then needed in the current set. A grown set holds few culprits among many nodes: this takes
-  // about 2 k log2(n) runs for k culprits instead of n, most of the failing ones stopping at their first
-  // failing sample. A drop changes the set, so nodes found needed before it are tried again until a sweep
-  // drops nothing: the final set is minimal node by node. False when the run limit stopped it. Measured
-  // against three alternatives on yolox-nano (with 4 kept runs): under the detector gate (README) this kept 2
-  // nodes at 16.4 full-run equivalents, bisecting prefixes for one needed node at a time (QuickXplain) 4 at
-  // 18.2, Hwang's binary splitting with one final sweep 2 at 17.0, halving by place in the graph (late nodes
-  // are cheap to try without) 4 at 17.4; under the default gates, where some 300 nodes are needed, all stop at
-  // the run limit, splitting at 27.7 against 15.8 here.
+  // Drops what the set does not need, by group tests. The nodes not yet found needed are tried without in
+  // groups, weakest evidence first; a group whose removal breaks a gate is split in halves, down to single
+  // nodes, which are then needed in the current set. The group size follows the share of needed nodes found
+  // so far (Hwang's generalised binary splitting): the first group is every such node (one run when none is
+  // needed), and groups shrink to single nodes once most tried nodes turn out needed, where a larger group
+  // would only fail and be split (about 2 runs per node instead of 1). A drop changes the set, and near a
+  // gate's limit the gates are not monotone in it (rounding errors cancel), so nodes found needed before a
+  // drop are tried again, one by one, after the others: the drops come first, and most nodes are shown needed
+  // once, in the final set. Sweeps repeat until one drops nothing: the final set is minimal node by node.
+  // False when the run limit stopped it. Measured on yolox-nano, ResNet-50 and mnist-8 in bench/README ("fix").
   bool minimise(std::vector<std::string>& keep) {
     std::map<std::string, int> needed_in;  // the generation (count of drops) a node was last found needed in
     int generation = 0;
+    // Tried for the first time, and tried again after a drop: the second are mostly needed where the gates are
+    // monotone in the set, and mostly not where their values hover at the limit.
+    Outcomes first_tries, retries;
     for (bool again = true; again;) {
       again = false;
-      std::vector<std::string> untried;
+      std::vector<std::string> fresh, stale;  // never found needed; found needed before the last drop
       for (const std::string& node : keep) {
         const auto tried = needed_in.find(node);
-        if (tried == needed_in.end() || tried->second != generation) untried.push_back(node);
+        if (tried == needed_in.end())
+          fresh.push_back(node);
+        else if (tried->second != generation)
+          stale.push_back(node);
       }
-      std::sort(untried.begin(), untried.end(),
-                [&](const std::string& a, const std::string& b) { return rank(a) > rank(b); });
-      std::vector<std::vector<std::string>> groups;  // a stack: the last is tried next
-      if (untried.size() <= 3)
-        for (auto node = untried.rbegin(); node != untried.rend(); ++node) groups.push_back({*node});
-      else
-        groups.push_back(untried);
-      while (!groups.empty()) {
-        const std::vector<std::string> group = std::move(groups.back());
-        groups.pop_back();
-        std::vector<std::string> without;
-        std::copy_if(keep.begin(), keep.end(), std::back_inserter(without),
-                     [&](const std::string& n) { return std::find(group.begin(), group.end(), n) == group.end(); });
-        const std::string purpose =
-            group.size() == 1 ? "without " + group[0] : "without " + std::to_string(group.size()) + " nodes";
-        const std::optional<Verdict> v = trial(purpose, without);
-        if (!v) return stopped_minimising();
-        if (v->pass) {
-          keep = without;
-          for (const std::string& node : group) result_.needed_because.erase(node);
-          ++generation;
-          again = true;
-        } else if (group.size() == 1) {
-          result_.needed_because[group[0]] = {failing(*v), v->samples};
-          needed_in[group[0]] = generation;
-        } else {
-          const auto half = group.begin() + static_cast<std::ptrdiff_t>(group.size() / 2);
-          groups.push_back({half, group.end()});
-          groups.push_back({group.begin(), half});
+      const auto weakest_first = [&](const std::string& a, const std::string& b) { return rank(a) > rank(b); };
+      std::sort(fresh.begin(), fresh.end(), weakest_first);
+      // Narrowest proof first: those are the nodes a drop most likely made droppable, and each drop among the
+      // retries sends the nodes shown needed before it back to be retried.
+      std::stable_sort(stale.begin(), stale.end(), weakest_first);
+      std::stable_sort(stale.begin(), stale.end(), [&](const std::string& a, const std::string& b) {
+        return proof_margin(a) < proof_margin(b);
+      });
+      for (auto [nodes, outcomes] : {std::pair{&fresh, &first_tries}, std::pair{&stale, &retries}}) {
+        // Groups to try, a stack: the last is tried next.
+        std::vector<std::vector<std::string>> groups{*nodes};
+        while (!groups.empty()) {
+          std::vector<std::string> group = std::move(groups.back());
+          groups.pop_back();
+          const size_t size = outcomes->group_size(group.size());
+          if (size < group.size()) {  // what was learnt since asks for smaller groups
+            for (size_t end = group.size(); end > 0;) {
+              const size_t begin = end > size ? end - size : 0;
+              groups.emplace_back(group.begin() + static_cast<std::ptrdiff_t>(begin),
+                                  group.begin() + static_cast<std::ptrdiff_t>(end));
+              end = begin;
+            }
+            continue;
+          }
+          if (group.empty()) continue;
+          std::vector<std::string> without;
+          std::copy_if(keep.begin(), keep.end(), std::back_inserter(without),
+                       [&](const std::string& n) { return std::find(group.begin(), group.end(), n) == group.end(); });
+          const std::string purpose =
+              group.size() == 1 ? "without " + group[0] : "without " + std::to_string(group.size()) + " nodes";
+          const std::optional<Verdict> v = trial(purpose, without);
+          if (!v) return stopped_minimising();
+          if (v->pass) {
+            keep = without;
+            for (const std::string& node : group) result_.needed_because.erase(node);
+            outcomes->droppable += static_cast<int64_t>(group.size());
+            ++generation;
+            again = true;
+          } else if (group.size() == 1) {
+            result_.needed_because[group[0]] = {failing(*v), v->samples};
+            needed_in[group[0]] = generation;
+            ++outcomes->needed;
+          } else {
+            const auto half = group.begin() + static_cast<std::ptrdiff_t>(group.size() / 2);
+            groups.push_back({half, group.end()});
+            groups.push_back({group.begin(), half});
+          }
         }
       }
     }
     return true;
+  }
+
+  // What single-node and passing group tests found: how many nodes were needed and how many could go.
+  struct Outcomes {
+    int64_t needed = 0, droppable = 0;
+    // The size of the next group among `untried` nodes: all of them before anything is known, then by the
+    // expected count d of needed nodes among them (the share found so far, with one of each added so that
+    // neither is taken as certain): single nodes where untried <= 2d - 2, else 2^floor(log2((untried - d + 1) / d)).
+    size_t group_size(size_t untried) const {
+      if (needed + droppable == 0) return untried;
+      const double share = (static_cast<double>(needed) + 1) / (static_cast<double>(needed + droppable) + 2);
+      const double expected = share * static_cast<double>(untried), n = static_cast<double>(untried);
+      if (n <= 2 * expected - 2) return 1;
+      const double ratio = (n - expected + 1) / expected;
+      size_t size = 1;
+      while (size * 2 <= untried && static_cast<double>(size * 2) <= ratio) size *= 2;
+      return size;
+    }
+  };
+
+  // How far the gates broke in the run that showed `node` needed: the largest excess among its failing gates.
+  double proof_margin(const std::string& node) const {
+    double margin = 0;
+    for (const GateValue& g : result_.needed_because.at(node).failing) margin = std::max(margin, g.excess);
+    return margin;
   }
 
   bool stopped_minimising() {

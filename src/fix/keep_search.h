@@ -5,9 +5,11 @@
 //   2. the audit's advice (its unsafe nodes and their harmed consumers), verified;
 //   3. while the set fails, the next candidates by evidence (unsafe, then warned, then by how far the
 //      propagated error jumps at the node) are added in batches of 1, 2, 4, ... (few runs for large sets);
-//   4. then every kept node, weakest evidence first, is tried without: dropped where the gates still hold,
-//      and sweeps repeat until one drops nothing, so that in the final set removing any single node breaks a
-//      gate — each such run is recorded as the reason the node is needed;
+//   4. then every kept node, weakest evidence first, is tried without (in groups while most nodes tried could
+//      go, one by one once most turn out needed): dropped where the gates still hold; nodes shown needed before
+//      a drop are tried again, the narrowest proof first, and sweeps repeat until one drops nothing, so that
+//      in the final set removing any single node breaks a gate — each such run is recorded as the reason the
+//      node is needed;
 //   5. steps 3-4 judge sets on the samples in play (the Verifier's choice: fix starts with one sample, the
 //      first to fail); the set they settle on is then run on every sample, and where a sample outside them
 //      fails it (it joins them), the search grows and minimises again. A set failing on some samples fails,

@@ -97,6 +97,10 @@ GateValue judge(const OutputGate& gate, const OutputFigures& f) {
     v.held = gate.metric == "top1_agree" || f.divergence.ref_finite == 0;
   else
     v.held = holds(v.value, gate.op, gate.bound);
+  if (!v.held)
+    v.excess = !std::isfinite(v.value) ? INFINITY
+               : gate.bound != 0       ? std::fabs(v.value - gate.bound) / std::fabs(gate.bound)
+                                       : std::fabs(v.value);
   return v;
 }
 

@@ -50,6 +50,9 @@ struct GateValue {
   std::string gate, output;
   double value = 0;  // NaN: nothing to measure, which holds
   bool held = true;
+  // How far a failing value lies beyond the bound, relative to the bound (for a bound of 0, the value's own
+  // distance from it); infinite where nothing finite was measured: how narrowly the gate failed.
+  double excess = 0;
 };
 
 // Each gate on each output it covers, in gate order then output order.

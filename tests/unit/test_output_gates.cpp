@@ -70,3 +70,17 @@ TEST(OutputGates, TopOneAgreementOnSomeSamplesBoundsItOnAll) {
   EXPECT_TRUE(fails_whatever_the_rest(gates({"top1_agree>=0.8"}), {bounded}));
   EXPECT_FALSE(fails_whatever_the_rest(gates({"top1_agree>=0.7"}), {bounded}));
 }
+
+// How narrowly a gate fails (the search retries the narrowest proofs of need first): relative to the bound,
+// the value's own size for a bound of 0, nothing for a gate that holds.
+TEST(OutputGates, ExcessSaysHowFarAFailingValueLiesBeyondTheBound) {
+  const OutputFigures f = sample({1, 2, 3, 4}, {1.5f, 2, 3, 4}, 0);  // off by 0.5 in one of four values
+  const std::vector<GateValue> v =
+      check_output_gates(gates({"max_abs_err<=0.4", "mismatch_frac<=0", "sqnr_db>=40", "max_abs_err<=1"}), {f});
+  ASSERT_EQ(v.size(), 4u);
+  EXPECT_DOUBLE_EQ(v[0].excess, 0.25);  // 0.5 against 0.4
+  EXPECT_DOUBLE_EQ(v[1].excess, 0.25);  // a share of 1/4 against 0
+  EXPECT_NEAR(v[2].excess, (40 - f.metric("sqnr_db")) / 40, 1e-12);
+  EXPECT_TRUE(v[3].held);
+  EXPECT_EQ(v[3].excess, 0);
+}
