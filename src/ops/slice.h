@@ -14,6 +14,15 @@ struct SliceView {
   Shape out_shape;
   int64_t src_offset = 0;
   std::vector<int64_t> src_strides;
+  // Whether the slice is one contiguous run of the source (taken as a view, without a copy).
+  bool contiguous() const {
+    int64_t stride = 1;
+    for (size_t d = out_shape.size(); d-- > 0;) {
+      if (out_shape[d] != 1 && src_strides[d] != stride) return false;
+      stride *= out_shape[d];
+    }
+    return true;
+  }
 };
 
 class SliceAttrs {

@@ -176,6 +176,19 @@ Tensor Tensor::reshaped(Shape shape) const {
   return t;
 }
 
+Tensor Tensor::view(int64_t offset, Shape shape) const {
+  const int64_t count = shape_numel(shape);
+  if (!(offset >= 0 && count <= numel_ - offset))
+    fail("a view of " + std::to_string(count) + " elements from element " + std::to_string(offset) +
+         " of a tensor of " + std::to_string(numel_));
+  Tensor t = *this;
+  t.shape_ = std::move(shape);
+  t.numel_ = count;
+  // Aliasing: the view keeps the whole storage alive and points into it.
+  t.storage_ = std::shared_ptr<std::byte[]>(storage_, storage_.get() + offset * static_cast<int64_t>(dtype_size(dtype_)));
+  return t;
+}
+
 Tensor Tensor::clone() const {
   Tensor t(dtype_, shape_);
   if (nbytes() > 0) std::memcpy(t.raw(), raw(), nbytes());

@@ -78,6 +78,8 @@ class Tensor {
   bool storage_shared() const { return storage_.use_count() > 1; }
   // Same storage, new shape (element count must match).
   Tensor reshaped(Shape shape) const;
+  // The elements from `offset` on, as `shape`, in the same storage (a contiguous slice, without a copy).
+  Tensor view(int64_t offset, Shape shape) const;
   // Deep copy (of a host tensor).
   Tensor clone() const;
   // Elements converted to int64 / double (for shape inputs, attributes-as-inputs, tests).

@@ -115,6 +115,29 @@ TEST(ShapeOps, SliceWithNegativeStepsAndExtremeBounds) {
   EXPECT_EQ(run("Slice", 13, {&in, &starts, &ends, &axes, &huge_step})[0].to_double_vector(), (std::vector<double>{9}));
 }
 
+// A slice that is one contiguous run of its input (whole rows; one row's span) is a view into the input's
+// storage; any other is a copy. Either gives the sliced values.
+TEST(ShapeOps, ContiguousSlicesAliasTheirInput) {
+  const Tensor in = iota_float({4, 5});
+  const auto slice = [&](std::vector<int64_t> starts, std::vector<int64_t> ends, std::vector<int64_t> axes) {
+    const Tensor s = i64(std::move(starts)), e = i64(std::move(ends)), a = i64(std::move(axes));
+    return run("Slice", 13, {&in, &s, &e, &a})[0];
+  };
+  const float* base = in.data<float>();
+  const Tensor rows = slice({1}, {3}, {0});
+  EXPECT_EQ(rows.shape(), (Shape{2, 5}));
+  EXPECT_EQ(rows.data<float>(), base + 5);
+  EXPECT_EQ(rows.to_double_vector()[0], 5);
+  EXPECT_EQ(rows.to_double_vector()[9], 14);
+  const Tensor span = slice({2, 1}, {3, 4}, {0, 1});  // row 2, columns 1..3
+  EXPECT_EQ(span.data<float>(), base + 11);
+  EXPECT_EQ(span.to_double_vector(), (std::vector<double>{11, 12, 13}));
+  const Tensor columns = slice({1}, {3}, {1});  // every row's columns 1..2: strided, copied
+  EXPECT_NE(columns.data<float>(), base + 1);
+  EXPECT_EQ(columns.to_double_vector(), (std::vector<double>{1, 2, 6, 7, 11, 12, 16, 17}));
+  EXPECT_THROW(in.view(18, {3}), Error);  // past the storage
+}
+
 TEST(ShapeOps, PadReflectBeyondTheInputSizeRepeatsLikeNumpy) {
   const Tensor in = Tensor::from_vector<int32_t>({1, 2, 3}, {3});
   const Tensor pads = i64({4, 5});
