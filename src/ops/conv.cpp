@@ -98,10 +98,33 @@ void im2col(const Acc* x, const WindowGeometry& g, int64_t channels, Acc* col, i
 // faster on super-resolution-10 than unbanded (1 to 4 MB measured alike).
 inline constexpr int64_t kIm2colBandBytes = int64_t{2} << 20;
 
-// One 2-D depthwise plane, output row by output row (the row stays in L1 while each of its kh * kw taps
-// adds a shifted input row onto it), tap ranges per column precomputed.
+// Adds the taps of one kernel row onto an output row: o[ox] += w[kx] * tap[kx][ox] for every kx whose tap lands
+// in the input (ox in [lo[kx], hi[kx])), in kx order for each output, as adding one tap after the other over
+// the whole row would (the same roundings). The outputs every tap reaches take them in one loop, with the
+// running sum in a register; the few at the row's ends, tap by tap.
+template <class Acc, int KW>
+void add_kernel_row(Acc* __restrict o, const Acc* const* tap, const Acc* w, const int64_t* lo, const int64_t* hi) {
+  int64_t inner_lo = 0, inner_hi = INT64_MAX;
+  for (int kx = 0; kx < KW; ++kx) inner_lo = std::max(inner_lo, lo[kx]), inner_hi = std::min(inner_hi, hi[kx]);
+  inner_hi = std::max(inner_hi, inner_lo);
+  for (int kx = 0; kx < KW; ++kx)
+    for (int64_t ox = lo[kx]; ox < std::min(hi[kx], inner_lo); ++ox) o[ox] += w[kx] * tap[kx][ox];
+  const Acc* __restrict t[KW];
+  for (int kx = 0; kx < KW; ++kx) t[kx] = tap[kx];
+  for (int64_t ox = inner_lo; ox < inner_hi; ++ox) {
+    Acc sum = o[ox];
+    for (int kx = 0; kx < KW; ++kx) sum += w[kx] * t[kx][ox];
+    o[ox] = sum;
+  }
+  for (int kx = 0; kx < KW; ++kx)
+    for (int64_t ox = std::max(lo[kx], inner_hi); ox < hi[kx]; ++ox) o[ox] += w[kx] * tap[kx][ox];
+}
+
+// One 2-D depthwise plane, output row by output row (the row stays in L1 while each kernel row's taps add
+// shifted input rows onto it), tap ranges per column precomputed. With stride 2 each input row is split
+// into its even and odd columns first, so that every tap reads a contiguous run (the loops vectorise).
 template <class Acc>
-void depthwise_plane_2d(const Acc* xc, const Acc* wm, Acc bias, Acc* out, const WindowGeometry& g) {
+MPA_VECTOR_CLONES void depthwise_plane_2d(const Acc* xc, const Acc* wm, Acc bias, Acc* out, const WindowGeometry& g) {
   const int64_t H = g.in[0], W = g.in[1], OH = g.out[0], OW = g.out[1], KH = g.kernel[0], KW = g.kernel[1];
   const int64_t sh = g.stride[0], sw = g.stride[1], dh = g.dilation[0], dw = g.dilation[1];
   int64_t ox_lo[64], ox_hi[64], shift[64];  // per kx: outputs whose tap lands inside the row
@@ -110,6 +133,9 @@ void depthwise_plane_2d(const Acc* xc, const Acc* wm, Acc bias, Acc* out, const 
     ox_lo[kx] = shift[kx] >= 0 ? 0 : (-shift[kx] + sw - 1) / sw;
     ox_hi[kx] = std::min(OW, W - 1 - shift[kx] < 0 ? int64_t{0} : (W - 1 - shift[kx]) / sw + 1);
   }
+  thread_local std::vector<Acc> columns;  // stride 2: the row's even columns, then its odd ones
+  if (sw == 2) columns.resize(static_cast<size_t>(W + 1));
+  const Acc* tap[64];
   for (int64_t oy = 0; oy < OH; ++oy) {
     Acc* o = out + oy * OW;
     std::fill(o, o + OW, bias);
@@ -117,15 +143,28 @@ void depthwise_plane_2d(const Acc* xc, const Acc* wm, Acc bias, Acc* out, const 
       const int64_t iy = oy * sh - g.pad_begin[0] + ky * dh;
       if (iy < 0 || iy >= H) continue;
       const Acc* row = xc + iy * W;
-      for (int64_t kx = 0; kx < KW; ++kx) {
-        const Acc wk = wm[ky * KW + kx];
-        const Acc* src = row + shift[kx];
-        if (sw == 1) {
-          for (int64_t ox = ox_lo[kx]; ox < ox_hi[kx]; ++ox) o[ox] += wk * src[ox];
-        } else {
-          for (int64_t ox = ox_lo[kx]; ox < ox_hi[kx]; ++ox) o[ox] += wk * src[ox * sw];
-        }
+      const Acc* w = wm + ky * KW;
+      if (sw > 2) {
+        for (int64_t kx = 0; kx < KW; ++kx)
+          for (int64_t ox = ox_lo[kx]; ox < ox_hi[kx]; ++ox) o[ox] += w[kx] * row[ox * sw + shift[kx]];
+        continue;
       }
+      if (sw == 1) {
+        for (int64_t kx = 0; kx < KW; ++kx) tap[kx] = row + shift[kx];
+      } else {
+        const int64_t evens = (W + 1) / 2;
+        Acc* split = columns.data();
+        for (int64_t j = 0; j < evens; ++j) split[j] = row[2 * j];
+        for (int64_t j = 0; j < W / 2; ++j) split[evens + j] = row[2 * j + 1];
+        // Column 2 ox + shift: the odd ones' run when shift is odd, from floor(shift / 2) on.
+        for (int64_t kx = 0; kx < KW; ++kx)
+          tap[kx] = columns.data() + (shift[kx] & 1) * evens + (shift[kx] - (shift[kx] & 1)) / 2;
+      }
+      if (KW == 3)
+        add_kernel_row<Acc, 3>(o, tap, w, ox_lo, ox_hi);
+      else
+        for (int64_t kx = 0; kx < KW; ++kx)
+          for (int64_t ox = ox_lo[kx]; ox < ox_hi[kx]; ++ox) o[ox] += w[kx] * tap[kx][ox];
     }
   }
 }

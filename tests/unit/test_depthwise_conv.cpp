@@ -1,6 +1,7 @@
 // Depthwise Conv (one input channel per group) runs a direct 2-D loop, single-input-channel convolutions
 // with several filters the GEMM path. Both against a naive convolution written here, over geometries with
-// strides, dilations and asymmetric pads.
+// strides, dilations and asymmetric pads; the direct loop also against the naive sum in float, in its order
+// (bias, then the taps row by row), bit for bit.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -17,6 +18,7 @@ namespace {
 struct Case {
   int64_t channels, multiplier, group, kh, kw, sh, sw, dh, dw;
   std::vector<int64_t> pads;  // top, left, bottom, right
+  bool direct = true;         // the direct loop, which sums in the naive order: equal bit for bit
 };
 
 std::vector<float> random_values(size_t n, uint32_t seed) {
@@ -35,7 +37,10 @@ TEST(DepthwiseConv, DirectAndGemmPathsMatchANaiveConvolution) {
       {4, 1, 4, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}},  // MobileNet 3x3
       {4, 1, 4, 3, 3, 2, 2, 1, 1, {1, 1, 1, 1}},  // stride 2
       {3, 2, 3, 5, 3, 1, 2, 2, 1, {2, 0, 1, 3}},  // channel multiplier, dilation, asymmetric pads
-      {1, 8, 1, 5, 5, 1, 1, 1, 1, {2, 2, 2, 2}},  // MNIST's first layer: one input channel, 8 filters
+      {1, 8, 1, 5, 5, 1, 1, 1, 1, {2, 2, 2, 2}, false},  // MNIST's first layer: one input channel, 8 filters
+      {2, 1, 2, 3, 3, 2, 2, 1, 1, {0, 1, 1, 0}},         // stride 2, odd and even column shifts
+      {2, 1, 2, 3, 5, 1, 2, 1, 2, {1, 3, 1, 2}},         // stride 2, dilated columns, a wide left pad
+      {2, 1, 2, 2, 4, 1, 3, 1, 1, {0, 1, 0, 2}},         // stride 3, four taps per row
   };
   for (const Case& c : cases) {
     const int64_t out_channels = c.channels * c.multiplier;
@@ -66,14 +71,21 @@ TEST(DepthwiseConv, DirectAndGemmPathsMatchANaiveConvolution) {
       for (int64_t oy = 0; oy < OH; ++oy)
         for (int64_t ox = 0; ox < OW; ++ox) {
           double expected = bias[size_t(m)];
+          float in_order = bias[size_t(m)];
           const int64_t ci = m / c.multiplier;
           for (int64_t ky = 0; ky < c.kh; ++ky)
             for (int64_t kx = 0; kx < c.kw; ++kx) {
               const int64_t iy = oy * c.sh - c.pads[0] + ky * c.dh, ix = ox * c.sw - c.pads[1] + kx * c.dw;
               if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
+              const float product = w[size_t((m * c.kh + ky) * c.kw + kx)] * x[size_t((ci * H + iy) * W + ix)];
               expected += double(w[size_t((m * c.kh + ky) * c.kw + kx)]) * x[size_t((ci * H + iy) * W + ix)];
+              in_order += product;
             }
-          EXPECT_NEAR(y.data<float>()[(m * OH + oy) * OW + ox], expected, 1e-5) << "m " << m << " at " << oy << "," << ox;
+          const float got = y.data<float>()[(m * OH + oy) * OW + ox];
+          EXPECT_NEAR(got, expected, 1e-5) << "m " << m << " at " << oy << "," << ox;
+          if (c.direct) {
+            EXPECT_EQ(got, in_order) << "m " << m << " at " << oy << "," << ox;
+          }
         }
   }
 }
