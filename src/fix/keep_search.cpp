@@ -69,8 +69,8 @@ class Search {
   // needed), and groups shrink to single nodes once most tried nodes turn out needed, where a larger group
   // would only fail and be split (about 2 runs per node instead of 1). A drop changes the set, and near a
   // gate's limit the gates are not monotone in it (rounding errors cancel), so nodes found needed before a
-  // drop are tried again, one by one, after the others: the drops come first, and most nodes are shown needed
-  // once, in the final set. Sweeps repeat until one drops nothing: the final set is minimal node by node.
+  // drop are tried again after the others, the narrowest proof first, in groups sized by what such retries
+  // found so far: the drops come first, and most nodes are shown needed once, in the final set. Sweeps repeat until one drops nothing: the final set is minimal node by node.
   // False when the run limit stopped it. Measured on yolox-nano, ResNet-50 and mnist-8 in bench/README ("fix").
   bool minimise(std::vector<std::string>& keep) {
     std::map<std::string, int> needed_in;  // the generation (count of drops) a node was last found needed in

@@ -79,3 +79,31 @@ TEST(MixedPrecision, UnknownNodeNamesAndFp64MixingFail) {
   o.node_precision = {{"down", Format::FP64}};
   EXPECT_THROW(Session(chain(), o), Error);
 }
+
+// A Slice that is a view into its input's storage and stores fp16 rounds a copy: its input, kept in fp32 and
+// read again afterwards, keeps its values (an in-place rounding would have changed them under the later reader).
+TEST(MixedPrecision, AnFp16SliceViewLeavesItsFp32InputIntact) {
+  ModelBuilder b;
+  b.input("x", onnx::TensorProto::FLOAT, {4});
+  b.initializer("third", {}, {1.f / 3});
+  b.int64_initializer("start", {1}, {1});
+  b.int64_initializer("end", {1}, {4});
+  b.node("Mul", {"x", "third"}, {"t"}, "thirds");
+  b.node("Slice", {"t", "start", "end"}, {"tail"}, "tail");
+  b.node("Identity", {"t"}, {"t_out"}, "later");
+  b.output("tail");
+  b.output("t_out");
+  SessionOptions o;
+  o.precision = Format::FP16;
+  o.node_precision = {{"thirds", Format::FP32}, {"later", Format::FP32}};
+  Session s(load_model_from_bytes(b.bytes(), ".", "slice_view.onnx").graph, o);
+  const TensorMap out = s.run({{"x", Tensor::from_vector<float>({1.f, 2.f, 4.f, 5.f}, {4})}});
+  for (int i = 0; i < 4; ++i) {
+    const float third = std::vector<float>{1.f, 2.f, 4.f, 5.f}[size_t(i)] * (1.f / 3);  // the fp32 node
+    EXPECT_EQ(out.at("t_out").data<float>()[i], third) << i;
+    EXPECT_NE(third, fp16(third)) << i;  // not on the fp16 grid: a rounding in place would show
+    if (i > 0) {
+      EXPECT_EQ(out.at("tail").data<float>()[i - 1], fp16(third)) << i;
+    }
+  }
+}

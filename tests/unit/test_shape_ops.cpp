@@ -116,7 +116,8 @@ TEST(ShapeOps, SliceWithNegativeStepsAndExtremeBounds) {
 }
 
 // A slice that is one contiguous run of its input (whole rows; one row's span) is a view into the input's
-// storage; any other is a copy. Either gives the sliced values.
+// storage where it holds at least half of it or the input is small; any other is a copy. Either gives the
+// sliced values.
 TEST(ShapeOps, ContiguousSlicesAliasTheirInput) {
   const Tensor in = iota_float({4, 5});
   const auto slice = [&](std::vector<int64_t> starts, std::vector<int64_t> ends, std::vector<int64_t> axes) {
@@ -136,6 +137,15 @@ TEST(ShapeOps, ContiguousSlicesAliasTheirInput) {
   EXPECT_NE(columns.data<float>(), base + 1);
   EXPECT_EQ(columns.to_double_vector(), (std::vector<double>{1, 2, 6, 7, 11, 12, 16, 17}));
   EXPECT_THROW(in.view(18, {3}), Error);  // past the storage
+
+  // Of an input over 1 MiB, a contiguous slice of less than half is copied, so as not to hold the rest.
+  const Tensor large = iota_float({4, 1 << 17});  // 2 MiB
+  const Tensor s = i64({1}), e = i64({2}), a = i64({0});
+  const Tensor quarter = run("Slice", 13, {&large, &s, &e, &a})[0];
+  EXPECT_NE(quarter.data<float>(), large.data<float>() + (1 << 17));
+  EXPECT_EQ(quarter.data<float>()[0], float(1 << 17));
+  const Tensor e3 = i64({3});
+  EXPECT_EQ(run("Slice", 13, {&large, &s, &e3, &a})[0].data<float>(), large.data<float>() + (1 << 17));
 }
 
 TEST(ShapeOps, PadReflectBeyondTheInputSizeRepeatsLikeNumpy) {
