@@ -62,16 +62,16 @@ class Search {
   }
 
  private:
-  // Drops what the set does not need, by group tests. The nodes not yet found needed are tried without in
-  // groups, weakest evidence first; a group whose removal breaks a gate is split in halves, down to single
-  // nodes, which are then needed in the current set. The group size follows the share of needed nodes found
-  // so far (Hwang's generalised binary splitting): the first group is every such node (one run when none is
-  // needed), and groups shrink to single nodes once most tried nodes turn out needed, where a larger group
-  // would only fail and be split (about 2 runs per node instead of 1). A drop changes the set, and near a
-  // gate's limit the gates are not monotone in it (rounding errors cancel), so nodes found needed before a
-  // drop are tried again after the others, the narrowest proof first, in groups sized by what such retries
-  // found so far: the drops come first, and most nodes are shown needed once, in the final set. Sweeps repeat until one drops nothing: the final set is minimal node by node.
-  // False when the run limit stopped it. Measured on yolox-nano, ResNet-50 and mnist-8 in bench/README ("fix").
+  // Drops what the set does not need, by group tests. The nodes not yet found needed are tried without in groups,
+  // weakest evidence first; a group whose removal breaks a gate is split in halves, down to single nodes, which are
+  // then needed in the current set. The group size follows the share of needed nodes found so far (Hwang's
+  // generalised binary splitting): the first group is every such node (one run when none is needed), and groups
+  // shrink to single nodes once most tried nodes turn out needed, where a larger group would only fail and be split
+  // (about 2 runs per node instead of 1). A drop changes the set, and near a gate's limit the gates are not monotone
+  // in it (rounding errors cancel), so nodes found needed before a drop are tried again after the others, the
+  // narrowest proof first, in groups sized by what such retries found so far: the drops come first, and most nodes
+  // are shown needed once, in the final set. Sweeps repeat until one drops nothing: the final set is minimal node by
+  // node. False when the run limit stopped it. Measured on yolox-nano, ResNet-50 and mnist-8 in bench/README ("fix").
   bool minimise(std::vector<std::string>& keep) {
     std::map<std::string, int> needed_in;  // the generation (count of drops) a node was last found needed in
     int generation = 0;

@@ -158,7 +158,7 @@ MPA_VECTOR_CLONES void depthwise_plane_2d(const Acc* xc, const Acc* wm, Acc bias
         for (int64_t j = 0; j < W / 2; ++j) split[evens + j] = row[2 * j + 1];
         // Column 2 ox + shift: the odd ones' run when shift is odd, from floor(shift / 2) on.
         for (int64_t kx = 0; kx < KW; ++kx)
-          tap[kx] = columns.data() + (shift[kx] & 1) * evens + (shift[kx] - (shift[kx] & 1)) / 2;
+          tap[kx] = split + (shift[kx] & 1) * evens + (shift[kx] - (shift[kx] & 1)) / 2;
       }
       if (KW == 3)
         add_kernel_row<Acc, 3>(o, tap, w, ox_lo, ox_hi);

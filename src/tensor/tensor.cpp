@@ -185,7 +185,8 @@ Tensor Tensor::view(int64_t offset, Shape shape) const {
   t.shape_ = std::move(shape);
   t.numel_ = count;
   // Aliasing: the view keeps the whole storage alive and points into it.
-  t.storage_ = std::shared_ptr<std::byte[]>(storage_, storage_.get() + offset * static_cast<int64_t>(dtype_size(dtype_)));
+  t.storage_ =
+      std::shared_ptr<std::byte[]>(storage_, storage_.get() + offset * static_cast<int64_t>(dtype_size(dtype_)));
   return t;
 }
 

@@ -34,9 +34,9 @@ std::vector<float> random_values(size_t n, uint32_t seed) {
 TEST(DepthwiseConv, DirectAndGemmPathsMatchANaiveConvolution) {
   const int64_t H = 11, W = 14;
   const std::vector<Case> cases = {
-      {4, 1, 4, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}},  // MobileNet 3x3
-      {4, 1, 4, 3, 3, 2, 2, 1, 1, {1, 1, 1, 1}},  // stride 2
-      {3, 2, 3, 5, 3, 1, 2, 2, 1, {2, 0, 1, 3}},  // channel multiplier, dilation, asymmetric pads
+      {4, 1, 4, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}},         // MobileNet 3x3
+      {4, 1, 4, 3, 3, 2, 2, 1, 1, {1, 1, 1, 1}},         // stride 2
+      {3, 2, 3, 5, 3, 1, 2, 2, 1, {2, 0, 1, 3}},         // channel multiplier, dilation, asymmetric pads
       {1, 8, 1, 5, 5, 1, 1, 1, 1, {2, 2, 2, 2}, false},  // MNIST's first layer: one input channel, 8 filters
       {2, 1, 2, 3, 3, 2, 2, 1, 1, {0, 1, 1, 0}},         // stride 2, odd and even column shifts
       {2, 1, 2, 3, 5, 1, 2, 1, 2, {1, 3, 1, 2}},         // stride 2, dilated columns, a wide left pad
