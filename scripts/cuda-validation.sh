@@ -22,7 +22,7 @@ tail -1 "$out/selftest.log"; grep -E " FAIL " "$out/selftest.log" | head -40
 
 # The bench's ResNet-50 and BERT-base (bench/make_models.py), audited for fp16 as bench/audit_bench.py does:
 # wall time of the whole command, best of three, on each device.
-"$py" "$here/bench/make_models.py" --out "$out/bench-models" --only resnet50 --only bert_base > /dev/null
+"$py" "$here/bench/make_models.py" --out "$out/bench-models" --only resnet50 --only bert_base --only lstm > /dev/null
 {
   printf '%-10s %-6s %8s %8s %8s\n' model device run1_ms run2_ms run3_ms
   for name in resnet50 bert_base; do
@@ -76,7 +76,8 @@ if [ -f "$bin/libmpaudit_host_sampler.so" ]; then
   done
 fi
 [ -x "$bin/mpaudit_cuda_host_cost" ] && "$bin/mpaudit_cuda_host_cost" > "$out/host-cost.log" 2>&1
-# CPU-vs-CUDA audits of the golden set (demo and real models) and of the two bench models.
+# CPU-vs-CUDA audits of the golden set (demo and real models) and of the bench models (the LSTM's nodes on the
+# device's LSTM kernel, silero-vad's in its If bodies).
 "$py" "$here/tests/cuda/check_cuda_audits.py" --mpaudit "$mpaudit" --golden-set --out "$out/reports" \
   "resnet50=$out/bench-models/resnet50.onnx,--target=fp16" "bert_base=$out/bench-models/bert_base.onnx,--target=fp16" \
-  2>&1 | tee "$out/audits.log"
+  "lstm=$out/bench-models/lstm.onnx,--target=fp16" 2>&1 | tee "$out/audits.log"

@@ -20,14 +20,7 @@ class LstmOp : public OpKernel {
   void compute_as(KernelContext& ctx) const {
     RecurrentRun<T> run(ctx, attrs_, 4);
     const int64_t H = run.hidden(), B = run.batch();
-    const T* peep = nullptr;
-    if (ctx.has_input(7)) {
-      const Tensor& p = ctx.input(7);
-      if (p.shape() != Shape{attrs_.directions, 3 * H} || p.dtype() != DTypeOf<T>::value)
-        fail(ctx.node().label() + ": P has shape " + shape_str(p.shape()) + " of " + dtype_name(p.dtype()) +
-             ", expected " + shape_str({attrs_.directions, 3 * H}) + " of " + dtype_name(DTypeOf<T>::value));
-      peep = p.data<T>();
-    }
+    const T* peep = ctx.has_input(7) ? ctx.input(7).data<T>() : nullptr;  // shape checked by RecurrentRun
     std::vector<std::vector<T>> final_h, final_c;
     std::vector<T> rec(size_t(B * 4 * H)), gates(size_t(4 * H)), cell_out(static_cast<size_t>(H));
     for (int d = 0; d < attrs_.directions; ++d) {

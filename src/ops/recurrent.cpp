@@ -5,52 +5,20 @@
 #include <cstring>
 #include <map>
 
-#include "kernels/unary.h"
 #include "ops/compute_buffer.h"
 
 namespace mpa {
-
-template <class T>
-void RecurrentActivation::apply(T* v, int64_t n, T clip) const {
-  if (clip > 0)
-    for (int64_t i = 0; i < n; ++i) v[i] = std::min(std::max(v[i], -clip), clip);
-  const T a = alpha, b = beta;
-  switch (kind) {
-    case Kind::Sigmoid: for (int64_t i = 0; i < n; ++i) v[i] = SigmoidF{}(v[i]); break;
-    case Kind::Tanh: for (int64_t i = 0; i < n; ++i) v[i] = dmath::tanh(v[i]); break;
-    case Kind::Relu:
-      for (int64_t i = 0; i < n; ++i) v[i] = v[i] > 0 ? v[i] : T(0);
-      break;
-    case Kind::Affine: for (int64_t i = 0; i < n; ++i) v[i] = a * v[i] + b; break;
-    case Kind::LeakyRelu: for (int64_t i = 0; i < n; ++i) v[i] = v[i] >= 0 ? v[i] : a * v[i]; break;
-    case Kind::ThresholdedRelu:
-      for (int64_t i = 0; i < n; ++i) v[i] = v[i] > a ? v[i] : T(0);
-      break;
-    case Kind::ScaledTanh: for (int64_t i = 0; i < n; ++i) v[i] = a * dmath::tanh(b * v[i]); break;
-    case Kind::HardSigmoid:
-      for (int64_t i = 0; i < n; ++i) v[i] = std::max(T(0), std::min(T(1), a * v[i] + b));
-      break;
-    case Kind::Elu:
-      for (int64_t i = 0; i < n; ++i) v[i] = v[i] >= 0 ? v[i] : a * (dmath::exp(v[i]) - T(1));
-      break;
-    case Kind::Softsign: for (int64_t i = 0; i < n; ++i) v[i] = SoftsignF{}(v[i]); break;
-    case Kind::Softplus: for (int64_t i = 0; i < n; ++i) v[i] = SoftplusF{}(v[i]); break;
-  }
-}
-
-template void RecurrentActivation::apply<float>(float*, int64_t, float) const;
-template void RecurrentActivation::apply<double>(double*, int64_t, double) const;
 
 namespace {
 
 // Name -> kind, and the ONNX default alpha/beta of those that take them (NaN: takes none).
 struct ActivationSpec {
-  RecurrentActivation::Kind kind;
+  RecurrentKind kind;
   float alpha, beta;
 };
 
 const std::map<std::string, ActivationSpec>& activation_specs() {
-  using K = RecurrentActivation::Kind;
+  using K = RecurrentKind;
   const float none = NAN;
   static const std::map<std::string, ActivationSpec> specs = {
       {"sigmoid", {K::Sigmoid, none, none}},        {"tanh", {K::Tanh, none, none}},
@@ -100,27 +68,44 @@ RecurrentAttrs RecurrentAttrs::read(const OpInit& init, const std::vector<std::s
   return a;
 }
 
+RecurrentDims RecurrentDims::of(const KernelContext& ctx, const RecurrentAttrs& attrs, int64_t gates, DType dtype) {
+  const std::string label = ctx.node().label();
+  const Tensor& x = ctx.input(0);
+  if (x.dtype() != dtype) throw UnsupportedType(label + ": element type " + dtype_name(x.dtype()) + " is not supported");
+  if (x.rank() != 3) fail(label + ": X has shape " + shape_str(x.shape()) + ", needs rank 3");
+  RecurrentDims dims;
+  dims.seq = attrs.layout == 0 ? x.dim(0) : x.dim(1);
+  dims.batch = attrs.layout == 0 ? x.dim(1) : x.dim(0);
+  dims.input = x.dim(2);
+  const int64_t width = gates * attrs.hidden, dirs = attrs.directions;
+  auto expect = [&](size_t i, const char* name, const Shape& shape, bool optional = true) {
+    if (optional && !ctx.has_input(i)) return;
+    const Tensor& t = ctx.input(i);
+    if (t.shape() != shape || t.dtype() != dtype)
+      fail(label + ": " + name + " has shape " + shape_str(t.shape()) + " of " + dtype_name(t.dtype()) + ", expected " +
+           shape_str(shape) + " of " + dtype_name(dtype));
+  };
+  expect(1, "W", {dirs, width, dims.input}, false);
+  expect(2, "R", {dirs, width, attrs.hidden}, false);
+  expect(3, "B", {dirs, 2 * width});
+  expect(5, "initial_h", dims.state_shape(attrs));
+  if (gates == 4) {
+    expect(6, "initial_c", dims.state_shape(attrs));
+    expect(7, "P", {dirs, 3 * attrs.hidden});
+  }
+  return dims;
+}
+
 template <class T>
 RecurrentRun<T>::RecurrentRun(KernelContext& ctx, const RecurrentAttrs& attrs, int64_t gates)
     : ctx_(ctx), attrs_(attrs), gates_(gates) {
   const std::string label = ctx.node().label();
   const Tensor& x = ctx.input(0);
-  if (x.dtype() != DTypeOf<T>::value)
-    throw UnsupportedType(label + ": element type " + dtype_name(x.dtype()) + " is not supported");
-  if (x.rank() != 3) fail(label + ": X has shape " + shape_str(x.shape()) + ", needs rank 3");
-  seq_ = attrs.layout == 0 ? x.dim(0) : x.dim(1);
-  batch_ = attrs.layout == 0 ? x.dim(1) : x.dim(0);
-  input_ = x.dim(2);
-  const int64_t width = gates * attrs.hidden, dirs = attrs.directions;
-  auto expect = [&](size_t i, const char* name, Shape shape) {
-    const Tensor& t = ctx.input(i);
-    if (t.shape() != shape || t.dtype() != DTypeOf<T>::value)
-      fail(label + ": " + name + " has shape " + shape_str(t.shape()) + " of " + dtype_name(t.dtype()) + ", expected " +
-           shape_str(shape) + " of " + dtype_name(DTypeOf<T>::value));
-  };
-  expect(1, "W", {dirs, width, input_});
-  expect(2, "R", {dirs, width, attrs.hidden});
-  if (ctx.has_input(3)) expect(3, "B", {dirs, 2 * width});
+  const RecurrentDims dims = RecurrentDims::of(ctx, attrs, gates, DTypeOf<T>::value);
+  seq_ = dims.seq;
+  batch_ = dims.batch;
+  input_ = dims.input;
+  const int64_t width = gates * attrs.hidden;
   lengths_.assign(size_t(batch_), seq_);
   if (ctx.has_input(4)) {
     const Tensor& lens = ctx.input(4);
@@ -156,8 +141,7 @@ RecurrentRun<T>::RecurrentRun(KernelContext& ctx, const RecurrentAttrs& attrs, i
   }
   recurrence_bias_zeros_.assign(size_t(width), T(0));
   if (ctx.output_requested(0)) {
-    const Shape y_shape = attrs.layout == 0 ? Shape{seq_, dirs, batch_, attrs.hidden} : Shape{batch_, seq_, dirs, attrs.hidden};
-    Tensor& y = ctx.allocate_output(0, DTypeOf<T>::value, y_shape);
+    Tensor& y = ctx.allocate_output(0, DTypeOf<T>::value, dims.y_shape(attrs));
     std::fill(y.data<T>(), y.data<T>() + y.numel(), T(0));  // steps past a row's length stay 0
     y_ = y.data<T>();
   }
@@ -180,10 +164,7 @@ std::vector<T> RecurrentRun<T>::initial_state(int direction, size_t input_index)
   const int64_t H = attrs_.hidden;
   std::vector<T> state(size_t(batch_ * H), T(0));
   if (!ctx_.has_input(input_index)) return state;
-  const Tensor& t = ctx_.input(input_index);
-  const Shape expected = attrs_.layout == 0 ? Shape{attrs_.directions, batch_, H} : Shape{batch_, attrs_.directions, H};
-  if (t.shape() != expected || t.dtype() != DTypeOf<T>::value)
-    fail(ctx_.node().label() + ": initial state has shape " + shape_str(t.shape()) + ", expected " + shape_str(expected));
+  const Tensor& t = ctx_.input(input_index);  // its shape checked by RecurrentDims::of
   for (int64_t b = 0; b < batch_; ++b) {
     const int64_t from = attrs_.layout == 0 ? (direction * batch_ + b) * H : (b * attrs_.directions + direction) * H;
     std::memcpy(&state[size_t(b * H)], t.data<T>() + from, size_t(H) * sizeof(T));
@@ -216,8 +197,7 @@ template <class T>
 void RecurrentRun<T>::write_final(size_t output, const std::vector<std::vector<T>>& finals) {
   if (!ctx_.output_requested(output)) return;
   const int64_t H = attrs_.hidden, dirs = attrs_.directions;
-  Tensor& out = ctx_.allocate_output(output, DTypeOf<T>::value,
-                                     attrs_.layout == 0 ? Shape{dirs, batch_, H} : Shape{batch_, dirs, H});
+  Tensor& out = ctx_.allocate_output(output, DTypeOf<T>::value, RecurrentDims{seq_, batch_, input_}.state_shape(attrs_));
   for (int d = 0; d < dirs; ++d)
     for (int64_t b = 0; b < batch_; ++b) {
       const int64_t at = attrs_.layout == 0 ? (d * batch_ + b) * H : (b * dirs + d) * H;

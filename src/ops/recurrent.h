@@ -1,7 +1,6 @@
-// What RNN, GRU and LSTM share: attributes (direction, hidden_size, activations with their alpha/beta,
-// clip, layout), the inputs' shapes in either layout, the input projection X·Wᵀ + Wb for all steps at
-// once through the GEMM seam (so TF32 / fp16-accumulation math applies), per-batch sequence lengths, and
-// writing Y / Y_h. Each op file holds only its cell. Computes in the tensors' type (float, or double for
+// What RNN, GRU and LSTM share on the CPU, over their attributes and dimensions (ops/recurrent_attrs.h): the
+// input projection X·Wᵀ + Wb for all steps at once through the GEMM seam (so TF32 / fp16-accumulation math
+// applies), per-batch sequence lengths, and writing Y / Y_h. Each op file holds only its cell. Computes in the tensors' type (float, or double for
 // an fp64 reference); under a 16-bit storage format the float hidden (and cell) state is rounded onto the
 // format after every step, as a GPU runtime stores it between steps in the tensor's type.
 #pragma once
@@ -9,34 +8,9 @@
 #include <vector>
 
 #include "backends/cpu/gemm.h"
-#include "ops/op.h"
+#include "ops/recurrent_attrs.h"
 
 namespace mpa {
-
-// One of the activation functions the recurrent ops accept by name, with its alpha/beta.
-struct RecurrentActivation {
-  enum class Kind { Sigmoid, Tanh, Relu, Affine, LeakyRelu, ThresholdedRelu, ScaledTanh, HardSigmoid, Elu, Softsign, Softplus };
-  Kind kind = Kind::Sigmoid;
-  float alpha = 0, beta = 0;
-  // v[i] = f(clip(v[i])) over a gate's values (one loop per kind, so it vectorises; clip 0: none).
-  template <class T>
-  void apply(T* v, int64_t n, T clip) const;
-};
-
-struct RecurrentAttrs {
-  int directions = 1;  // 2 when bidirectional
-  bool reverse_only = false;
-  int64_t hidden = 0;
-  float clip = 0;  // 0: none
-  int64_t layout = 0;
-  std::vector<RecurrentActivation> activations;  // per direction, `per_direction` functions each
-
-  // Reads the attributes shared by the three ops; `defaults` are the activations' names for one direction.
-  static RecurrentAttrs read(const OpInit& init, const std::vector<std::string>& defaults);
-  const RecurrentActivation& activation(int direction, size_t which, size_t per_direction) const {
-    return activations[size_t(direction) * per_direction + which];
-  }
-};
 
 // The sequence in step order for one run, in element type T: shapes, lengths, projections, and the
 // outputs to fill.

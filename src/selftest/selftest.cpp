@@ -24,8 +24,8 @@ namespace {
 // [SECTION] Cases
 
 // Specials: normal values with NaN, +-Inf and +-0 first, for the elementwise ops. Values: int64 elements;
-// FloatValues: float elements given in millionths.
-enum class Fill { Normal, Specials, Positive, Bool, Indices, Values, FloatValues };
+// FloatValues: float elements given in millionths. Absent: an optional input left out (an empty name).
+enum class Fill { Normal, Specials, Positive, Bool, Indices, Values, FloatValues, Absent };
 
 struct Input {
   Input(Shape shape, Fill fill = Fill::Normal, bool constant = false, std::vector<int64_t> values = {})
@@ -60,6 +60,13 @@ Input float_values(const std::vector<float>& values) {
   std::vector<int64_t> millionths;
   for (float v : values) millionths.push_back(std::lround(static_cast<double>(v) * 1e6));
   return Input({static_cast<int64_t>(values.size())}, Fill::FloatValues, true, std::move(millionths));
+}
+Input absent() { return Input({0}, Fill::Absent, true); }
+Attribute strings(std::vector<std::string> values) {
+  Attribute a;
+  a.kind = Attribute::Kind::Strings;
+  a.strings = std::move(values);
+  return a;
 }
 Input scalar_bound(float value) {
   return Input({}, Fill::Values, true, {std::lround(value * 1000)});  // thousandths, fed as a float scalar
@@ -180,12 +187,34 @@ std::vector<Case> cases() {
   all.push_back(
       {"Constant", {}, {{"value", Attribute::of_tensor(Tensor::from_vector<float>({0.1f, -2.f, 3e4f}, {3}))}}});
   all.push_back({"Unsqueeze", {x({3, 4}), int64s({0, 3})}});
+  // X, W, R, B; then both directions in layout 1 with initial states, peepholes and clip; then reverse, no
+  // bias, coupled input and forget gates, the other activation functions.
+  all.push_back({"LSTM", {x({5, 3, 7}), weight({1, 24, 7}), weight({1, 24, 6}), weight({1, 48})},
+                 {{"hidden_size", Attribute::of_int(6)}}, true});
+  all.push_back({"LSTM",
+                 {x({2, 4, 5}), weight({2, 24, 5}), weight({2, 24, 6}), weight({2, 48}), absent(), x({2, 2, 6}),
+                  x({2, 2, 6}), weight({2, 18})},
+                 {{"hidden_size", Attribute::of_int(6)},
+                  {"direction", Attribute::of_string("bidirectional")},
+                  {"layout", Attribute::of_int(1)},
+                  {"clip", Attribute::of_float(2.5f)}},
+                 true});
+  all.push_back({"LSTM",
+                 {x({3, 2, 4}), weight({1, 20, 4}), weight({1, 20, 5})},
+                 {{"hidden_size", Attribute::of_int(5)},
+                  {"direction", Attribute::of_string("reverse")},
+                  {"input_forget", Attribute::of_int(1)},
+                  {"activations", strings({"HardSigmoid", "Affine", "Softsign"})},
+                  {"activation_alpha", Attribute::of_floats({0.3f, 0.7f})},
+                  {"activation_beta", Attribute::of_floats({0.4f, -0.1f})}},
+                 true});
   return all;
 }
 
 // [SECTION] Running a case
 
 Tensor make_input(const Input& in, std::mt19937& rng) {
+  if (in.fill == Fill::Absent) return Tensor(DType::Float32, in.shape);
   if (in.fill == Fill::FloatValues) {
     std::vector<float> values;
     for (int64_t v : in.values) values.push_back(static_cast<float>(static_cast<double>(v) / 1e6));
@@ -236,6 +265,10 @@ std::shared_ptr<Graph> one_node_graph(const Case& c, const std::vector<Tensor>& 
   node.op_type = c.op;
   node.attributes = c.attributes;
   for (size_t i = 0; i < c.inputs.size(); ++i) {
+    if (c.inputs[i].fill == Fill::Absent) {
+      node.inputs.emplace_back();
+      continue;
+    }
     const std::string name = input_name(i);
     node.inputs.push_back(name);
     if (c.inputs[i].constant) {
@@ -534,7 +567,7 @@ Summary run(const Backend& device, const std::string& op_filter, std::ostream& o
     for (const Input& in : c.inputs) values.push_back(make_input(in, rng));
     std::string shapes;
     for (const Input& in : c.inputs)
-      if (!in.constant || (in.fill != Fill::Values && in.fill != Fill::FloatValues))
+      if (!in.constant || (in.fill != Fill::Values && in.fill != Fill::FloatValues && in.fill != Fill::Absent))
         shapes += (shapes.empty() ? "" : ",") + shape_str(in.shape);
     const std::shared_ptr<const Graph> graph = one_node_graph(c, values);
     TensorMap feeds;

@@ -5,6 +5,7 @@
 #include <cuda_fp16.h>
 
 #include "backends/cuda/launch.cuh"
+#include "backends/cuda/ops/gemm_call.h"
 #include "backends/cuda/math_modes.h"
 #include "ops/gemm.h"
 #include "ops/matmul.h"
@@ -33,16 +34,9 @@ Operand as_operand(const Tensor& t, cudaDataType type) {
   return {scratch.get(), scratch};
 }
 
-// One row-major GEMM batch: C[b] = alpha * op(A[b]) op(B[b]) + beta * C[b] for b < batch, A[b] at
-// a_offsets[b] elements (B, C likewise); C is float32 (float64 for float64 operands). cuBLAS is
-// column-major: the row-major C is its C^T = op(B)^T op(A)^T, so B goes first.
-struct GemmCall {
-  bool trans_a = false, trans_b = false;
-  int64_t M = 0, N = 0, K = 0, lda = 0, ldb = 0, ldc = 0;
-  double alpha = 1, beta = 0;
-  std::vector<int64_t> a_offsets = {0}, b_offsets = {0}, c_offsets = {0};
-};
+}  // namespace
 
+// cuBLAS is column-major: the row-major C is its C^T = op(B)^T op(A)^T, so B goes first.
 void run_gemm(const GemmCall& call, const GemmMath& math, const Tensor& a, const Tensor& b, Tensor& c) {
   const CudaBackend& backend = running();
   const Operand A = as_operand(a, math.operands), B = as_operand(b, math.operands);
@@ -105,6 +99,8 @@ void run_gemm(const GemmCall& call, const GemmMath& math, const Tensor& a, const
     for_each_index(c.numel(), [=] __device__(int64_t i) { f[i] = __half2float(h[i]); });
   }
 }
+
+namespace {
 
 // Y[M, N] = C broadcast (row step c_row, column step c_col).
 template <class T>
