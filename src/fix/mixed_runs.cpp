@@ -230,28 +230,25 @@ MixedRuns::Run MixedRuns::run(const std::vector<std::string>& keep, const Settle
   const size_t samples = sequence.size();
   Recorded made;
   StreamPlan plan = plan_for(keep, &made.kept);
-  // The kept run with values for these samples that leaves the fewest nodes to run. It moves to the front, as
-  // a new run does: the runs kept are those made or used last, so that a set the search tries nodes without,
-  // one at a time, stays at hand.
-  std::vector<bool> to_run(graph_->nodes.size(), true);
-  size_t best = recorded_.size();
-  for (size_t r = 0; r < recorded_.size(); ++r) {
-    const auto has = [&](size_t s) { return !recorded_[r].samples[s].values.empty(); };
-    if (!std::all_of(sequence.begin(), sequence.end(), [&](size_t p) { return has(order_[p]); })) continue;
-    std::vector<bool> run = this->to_run(made.kept, recorded_[r].kept);
-    if (std::count(run.begin(), run.end(), true) < std::count(to_run.begin(), to_run.end(), true)) {
-      best = r;
-      to_run = std::move(run);
-    }
+  // Per sample, the kept run with its values that leaves the fewest nodes to run (a set run before on some
+  // samples reruns nothing there). The runs used move to the front, as a new run does: the runs kept are those
+  // made or used last, so that a set the search tries nodes without, one at a time, stays at hand.
+  std::vector<std::vector<bool>> to_run_from;  // per kept run
+  std::vector<int64_t> nodes_to_run;
+  for (const Recorded& r : recorded_) {
+    to_run_from.push_back(this->to_run(made.kept, r.kept));
+    nodes_to_run.push_back(std::count(to_run_from.back().begin(), to_run_from.back().end(), true));
   }
-  const Recorded* base = nullptr;
-  if (best < recorded_.size()) {
-    const auto at = recorded_.begin() + static_cast<std::ptrdiff_t>(best);
-    std::rotate(recorded_.begin(), at, at + 1);
-    base = &recorded_.front();
-    plan.reused.resize(to_run.size());
-    std::transform(to_run.begin(), to_run.end(), plan.reused.begin(), [](bool run) { return !run; });
-  }
+  const auto nodes = static_cast<int64_t>(graph_->nodes.size());
+  const auto base_for = [&](size_t s) {
+    size_t best = recorded_.size();
+    for (size_t r = 0; r < recorded_.size(); ++r)
+      if (!recorded_[r].samples[s].values.empty() &&
+          nodes_to_run[r] < (best < recorded_.size() ? nodes_to_run[best] : nodes))
+        best = r;
+    return best;
+  };
+  std::vector<bool> used(recorded_.size(), false);
   if (recording_) made.samples.resize(feeds_.size());
   Run result;
   result.every_sample = samples == order_.size();
@@ -259,7 +256,16 @@ MixedRuns::Run MixedRuns::run(const std::vector<std::string>& keep, const Settle
   std::vector<bool> ran(order_.size(), false);
   for (size_t done = 0; done < samples; ++done) {
     const size_t s = order_[sequence[done]];
-    plan.reuse = base ? &base->samples[s] : nullptr;
+    const size_t base = base_for(s);
+    plan.reuse = nullptr;
+    plan.reused.clear();
+    if (base < recorded_.size()) {
+      used[base] = true;
+      plan.reuse = &recorded_[base].samples[s];
+      plan.reused.resize(nodes);
+      std::transform(to_run_from[base].begin(), to_run_from[base].end(), plan.reused.begin(),
+                     [](bool run) { return !run; });
+    }
     plan.record = recording_ ? &made.samples[s] : nullptr;
     TensorMap got;
     try {
@@ -271,7 +277,7 @@ MixedRuns::Run MixedRuns::run(const std::vector<std::string>& keep, const Settle
       recorded_.clear();
       return run(keep, settled, every_sample);
     }
-    node_runs_ += std::count(to_run.begin(), to_run.end(), true);
+    node_runs_ += base < recorded_.size() ? nodes_to_run[base] : nodes;
     ++result.samples;
     ran[s] = true;
     for (OutputFigures& f : result.figures) {
@@ -299,6 +305,11 @@ MixedRuns::Run MixedRuns::run(const std::vector<std::string>& keep, const Settle
   // they fail fails on every sample; one they meet is met on these samples.
   if (!result.every_sample && result.samples == int64_t(samples))
     result.figures = bounded_by_the_rest(result.figures, ran);
+  std::deque<Recorded> used_first;
+  for (const bool first : {true, false})
+    for (size_t r = 0; r < recorded_.size(); ++r)
+      if (used[r] == first) used_first.push_back(std::move(recorded_[r]));
+  recorded_ = std::move(used_first);
   if (recording_) remember(std::move(made));
   ++runs_;
   return result;

@@ -407,6 +407,9 @@ TEST(FixContract, JudgesOnTheSamplesInPlayAndRunsTheSetOnEverySample) {
   ASSERT_NE(last, trials.rend());
   EXPECT_TRUE(last->at("pass").get<bool>());
   EXPECT_EQ(last->at("samples"), 3);
+  // The set had passed on the sample in play: that sample reuses its values, only the two others run.
+  EXPECT_EQ(last->at("purpose"), "verify on every sample");
+  EXPECT_LE(last->at("run_equivalents").get<double>(), 2.0 / 3 + 1e-9) << *last;
   for (const auto& k : r.at("keep")) {
     EXPECT_GE(k.at("needed_samples").get<int>(), 1) << k;
     EXPECT_LE(k.at("needed_samples").get<int>(), 3) << k;
