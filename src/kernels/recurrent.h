@@ -76,6 +76,13 @@ struct RecurrentActivation {
   }
 };
 
+// The LSTM's new cell state from its forget, input and cell gates, and the GRU's new hidden state from its
+// update gate z, candidate c and previous state h (ONNX's formulas, in this order of operations).
+template <class T> MPA_HD T lstm_cell_state(T forget, T cell, T input, T candidate) {
+  return forget * cell + input * candidate;
+}
+template <class T> MPA_HD T gru_hidden(T z, T candidate, T h) { return (T(1) - z) * candidate + z * h; }
+
 // The LSTM cell of one hidden unit (ONNX gate order i, o, f, c), as ops/lstm.cpp computes it gate by gate on
 // the CPU: the gates' pre-activations (input projection + recurrence + recurrence bias, summed in that order),
 // peepholes p_i, p_o, p_f where `peepholes`, input_forget coupling; updates the cell state c and returns the
@@ -90,8 +97,7 @@ MPA_HD T lstm_cell(T pre_i, T pre_o, T pre_f, T pre_c, const LstmPeepholes& p, T
   if (p.given) pre_i += T(p.i) * c, pre_f += T(p.f) * c;
   const T gi = f(pre_i, clip);
   const T gf = input_forget ? T(1) - gi : f(pre_f, clip);
-  const T gc = g(pre_c, clip);
-  c = gf * c + gi * gc;
+  c = lstm_cell_state(gf, c, gi, g(pre_c, clip));
   if (p.given) pre_o += T(p.o) * c;
   return f(pre_o, clip) * h(c, T(0));
 }

@@ -42,6 +42,9 @@ class GruOp : public OpKernel {
             for (int64_t j = 0; j < H; ++j) rb[j] *= hs[size_t(b * H + j)];
         }
         if (!linear_before_reset_) {
+          // r ⊙ H is a GEMM operand: in the storage format, as a GPU's GEMM reads it (and as every other GEMM
+          // operand here is).
+          run.store_state(reset);
           run.times_transposed(reset.data(), R + 2 * H * H, H, candidate.data());
           for (int64_t i = 0; i < B * H; ++i) candidate[size_t(i)] += Rb[2 * H + i % H];
         }
@@ -51,7 +54,7 @@ class GruOp : public OpKernel {
           T *zb = z.data() + b * H, *cb = candidate.data() + b * H, *hb = hs.data() + b * H;
           for (int64_t j = 0; j < H; ++j) cb[j] += x[2 * H + j];
           g.apply(cb, H, T(attrs_.clip));
-          for (int64_t j = 0; j < H; ++j) hb[j] = (T(1) - zb[j]) * cb[j] + zb[j] * hb[j];
+          for (int64_t j = 0; j < H; ++j) hb[j] = gru_hidden(zb[j], cb[j], hb[j]);
         }
         run.store_state(hs);
         for (int64_t b = 0; b < B; ++b)

@@ -48,7 +48,7 @@ class LstmOp : public OpKernel {
             f.apply(gf, H, T(attrs_.clip));
           }
           g.apply(gc, H, T(attrs_.clip));
-          for (int64_t j = 0; j < H; ++j) cb[j] = gf[j] * cb[j] + gi[j] * gc[j];
+          for (int64_t j = 0; j < H; ++j) cb[j] = lstm_cell_state(gf[j], cb[j], gi[j], gc[j]);
           if (P)
             for (int64_t j = 0; j < H; ++j) go[j] += P[H + j] * cb[j];
           f.apply(go, H, T(attrs_.clip));

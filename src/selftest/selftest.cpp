@@ -187,8 +187,8 @@ std::vector<Case> cases() {
   all.push_back(
       {"Constant", {}, {{"value", Attribute::of_tensor(Tensor::from_vector<float>({0.1f, -2.f, 3e4f}, {3}))}}});
   all.push_back({"Unsqueeze", {x({3, 4}), int64s({0, 3})}});
-  // X, W, R, B; then both directions in layout 1 with initial states, peepholes and clip; then reverse, no
-  // bias, coupled input and forget gates, the other activation functions.
+  // LSTM: X, W, R, B; then both directions in layout 1 with initial states, peepholes and clip; then reverse,
+  // no bias, coupled input and forget gates, other activation functions.
   all.push_back({"LSTM", {x({5, 3, 7}), weight({1, 24, 7}), weight({1, 24, 6}), weight({1, 48})},
                  {{"hidden_size", Attribute::of_int(6)}}, true});
   all.push_back({"LSTM",
@@ -207,6 +207,26 @@ std::vector<Case> cases() {
                   {"activations", strings({"HardSigmoid", "Affine", "Softsign"})},
                   {"activation_alpha", Attribute::of_floats({0.3f, 0.7f})},
                   {"activation_beta", Attribute::of_floats({0.4f, -0.1f})}},
+                 true});
+  // GRU: the reset gate applied before the recurrent GEMM (its operand r ⊙ H) and after it, both directions
+  // with an initial state; RNN: forward, then reverse in layout 1 with Relu and clip.
+  all.push_back({"GRU", {x({6, 2, 5}), weight({1, 21, 5}), weight({1, 21, 7}), weight({1, 42})},
+                 {{"hidden_size", Attribute::of_int(7)}}, true});
+  all.push_back({"GRU",
+                 {x({4, 3, 5}), weight({2, 12, 5}), weight({2, 12, 4}), weight({2, 24}), absent(), x({2, 3, 4})},
+                 {{"hidden_size", Attribute::of_int(4)},
+                  {"direction", Attribute::of_string("bidirectional")},
+                  {"linear_before_reset", Attribute::of_int(1)}},
+                 true});
+  all.push_back({"RNN", {x({5, 2, 6}), weight({1, 8, 6}), weight({1, 8, 8}), weight({1, 16})},
+                 {{"hidden_size", Attribute::of_int(8)}}, true});
+  all.push_back({"RNN",
+                 {x({3, 4, 6}), weight({1, 5, 6}), weight({1, 5, 5})},
+                 {{"hidden_size", Attribute::of_int(5)},
+                  {"direction", Attribute::of_string("reverse")},
+                  {"layout", Attribute::of_int(1)},
+                  {"activations", strings({"Relu"})},
+                  {"clip", Attribute::of_float(3.f)}},
                  true});
   return all;
 }

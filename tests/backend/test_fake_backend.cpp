@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <set>
+#include <map>
 #include <sstream>
 
 #include "audit/auditor.h"
@@ -391,22 +392,28 @@ TEST(FakeSelftest, HarnessPassesWhereTheDeviceIsTheCpu) {
                      "Constant",
                      "Pad",
                      "Resize",
-                     "LSTM"});
+                     "LSTM",
+                     "GRU",
+                     "RNN"});
   std::ostringstream out;
   const selftest::Summary summary = selftest::run(FakeBackend::instance(), "", out);
   EXPECT_EQ(summary.failed, 0) << out.str();
   EXPECT_GT(summary.passed, 150) << out.str();
   EXPECT_GT(summary.not_supported, 0) << out.str();  // Sin, Tanh, ...: not in the allow-list
   EXPECT_NE(out.str().find("Sin"), std::string::npos);
-  // The LSTM cases, optional inputs left out among them, run on the device side and pass.
+  // The recurrent ops' cases, optional inputs left out among them, run on the device side and pass.
   std::istringstream lines(out.str());
-  int lstm_passed = 0;
+  std::map<std::string, int> recurrent_passed;
   for (std::string line; std::getline(lines, line);)
-    if (line.rfind("LSTM ", 0) == 0) {
-      EXPECT_NE(line.find(" ok "), std::string::npos) << line;
-      ++lstm_passed;
-    }
-  EXPECT_GE(lstm_passed, 3 * 4) << out.str();  // three cases in fp32, fp16, bf16 and fp16 accumulation at least
+    for (const char* op : {"LSTM", "GRU", "RNN"})
+      if (line.rfind(std::string(op) + " ", 0) == 0) {
+        EXPECT_NE(line.find(" ok "), std::string::npos) << line;
+        ++recurrent_passed[op];
+      }
+  // Three LSTM cases, two GRU and two RNN, each in fp32, fp16, bf16 and with fp16 accumulation at least.
+  EXPECT_GE(recurrent_passed["LSTM"], 3 * 4) << out.str();
+  EXPECT_GE(recurrent_passed["GRU"], 2 * 4) << out.str();
+  EXPECT_GE(recurrent_passed["RNN"], 2 * 4) << out.str();
   EXPECT_NE(out.str().find("computes no probes"), std::string::npos);
   // The probes' cases where the device computes them: 6 sizes x 3 formats, figures equal to the host's.
   ProbesOnTheFake probes_there;

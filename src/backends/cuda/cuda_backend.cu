@@ -331,7 +331,7 @@ std::string declined(const Node& node, const ExecConfig& config) {
     return "training mode runs on the CPU";
   if (op == "LayerNormalization" && (output_named(node, 1) || output_named(node, 2)))
     return "the statistics outputs run on the CPU";
-  if (op == "LSTM" && node.inputs.size() > 4 && !node.inputs[4].empty())
+  if ((op == "LSTM" || op == "GRU" || op == "RNN") && node.inputs.size() > 4 && !node.inputs[4].empty())
     return "sequence_lens runs on the CPU (its lengths are read on the host)";
   return {};
 }

@@ -1,0 +1,159 @@
+// What the recurrent ops' CUDA kernels share (ops/lstm.cu, gru.cu, rnn.cu), as ops/recurrent.h is for the
+// CPU's: the node's float32 inputs checked (ops/recurrent_attrs.h), Y zeroed, the input projection X·Wᵀ + Wb
+// of all steps in one cuBLAS GEMM per direction, each step's recurrence state·Rᵀ with the node's GEMM math
+// (backends/cuda/math_modes.h), the initial and final states. Each op's file holds only its cell kernels.
+// float32 only (an fp64 reference runs on the CPU); sequence_lens keeps the node on the CPU
+// (backends/cuda/cuda_backend.cu, declined): its lengths would have to be read on the host.
+#pragma once
+#include <optional>
+#include <string>
+
+#include "backends/cuda/launch.cuh"
+#include "backends/cuda/ops/gemm_call.h"
+#include "kernels/recurrent.h"
+#include "ops/recurrent_attrs.h"
+#include "tensor/formats.h"
+
+namespace mpa::cuda {
+
+// Internal to each op's translation unit: its device lambdas and kernels are its own.
+namespace {
+
+// Where the values of (direction d, batch row b, unit j) lie in a state input/output and in Y at time t.
+struct RecurrentLayout {
+  int64_t seq, batch, hidden, directions;
+  bool batch_first;  // layout 1
+  __host__ __device__ int64_t state_at(int64_t d, int64_t b, int64_t j) const {
+    return (batch_first ? b * directions + d : d * batch + b) * hidden + j;
+  }
+  __host__ __device__ int64_t y_at(int64_t t, int64_t d, int64_t b, int64_t j) const {
+    return (batch_first ? (b * seq + t) * directions + d : (t * directions + d) * batch + b) * hidden + j;
+  }
+  // The row of X (and of its projection) for time t and batch row b.
+  __host__ __device__ int64_t x_row(int64_t t, int64_t b) const { return batch_first ? b * seq + t : t * batch + b; }
+};
+
+inline void zero(Tensor& t) {
+  check(cudaMemsetAsync(t.device_raw(running().device()), 0, t.nbytes(), running().stream()), "cudaMemsetAsync");
+}
+
+// One node's run: its inputs, the buffers every cell reads and writes, and Y.
+class RecurrentSteps {
+ public:
+  RecurrentSteps(KernelContext& ctx, const RecurrentAttrs& attrs, int64_t gates)
+      : ctx_(ctx), attrs_(attrs), gates_(gates) {
+    if (ctx.input(0).dtype() != DType::Float32)
+      fail(ctx.node().label() + ": " + ctx.node().op_type + " on " + dtype_name(ctx.input(0).dtype()) +
+           " has no CUDA kernel (float32 only); run it with --device cpu");
+    dims_ = RecurrentDims::of(ctx, attrs, gates, DType::Float32);
+    const CudaBackend& backend = running();
+    layout_ = {dims_.seq, dims_.batch, attrs.hidden, attrs.directions, attrs.layout == 1};
+    storage_ = value_format(ctx.config(), DType::Float32);
+    math_ = gemm_math(ctx.config(), DType::Float32);
+    bias_ = ctx.has_input(3) ? device_data<float>(ctx.input(3)) : nullptr;
+    zeros_ = backend.empty(DType::Float32, {width()});
+    zero(zeros_);
+    if (ctx.output_requested(0)) zero(*(y_ = backend.empty(DType::Float32, dims_.y_shape(attrs))));
+    projected_ = backend.empty(DType::Float32, {dims_.seq * dims_.batch, width()});
+    recurrent_ = backend.empty(DType::Float32, {dims_.batch, width()});
+  }
+
+  const RecurrentLayout& layout() const { return layout_; }
+  int64_t steps() const { return dims_.seq; }
+  int64_t width() const { return gates_ * attrs_.hidden; }
+  Format storage() const { return storage_; }
+  // The time index of step s in direction d.
+  int64_t time(int64_t d, int64_t s) const { return attrs_.reverse_only || d == 1 ? dims_.seq - 1 - s : s; }
+  const float* projected() const { return device_data<float>(projected_); }
+  const float* recurrent() const { return device_data<float>(recurrent_); }
+  float* y() { return y_ ? device_data<float>(*y_) : nullptr; }
+  // Rb of direction d (zeros without B).
+  const float* recurrence_bias(int64_t d) const {
+    return bias_ ? bias_ + d * 2 * width() + width() : device_data<float>(zeros_);
+  }
+  // A [batch, hidden] buffer.
+  Tensor state() const { return running().empty(DType::Float32, {dims_.batch, attrs_.hidden}); }
+
+  // projected = X·W_dᵀ + Wb_d over the rows of X in its own order (RecurrentLayout::x_row finds a step's rows).
+  void project(int64_t d) {
+    const int64_t rows = dims_.seq * dims_.batch, w = width();
+    if (bias_) {
+      float* p = device_data<float>(projected_);
+      const float* wb = bias_ + d * 2 * w;
+      for_each_index(rows * w, [=] __device__(int64_t i) { p[i] = wb[i % w]; });
+    } else if (dims_.input == 0) {
+      zero(projected_);
+    }
+    if (rows == 0 || dims_.input == 0) return;
+    GemmCall call;
+    call.trans_b = true;
+    call.M = rows;
+    call.N = w;
+    call.K = dims_.input;
+    call.lda = call.ldb = dims_.input;
+    call.ldc = w;
+    call.beta = bias_ ? 1.0 : 0.0;
+    call.b_offsets = {d * w * dims_.input};
+    run_gemm(call, math_, ctx_.input(0), ctx_.input(1), projected_);
+  }
+
+  // out[batch, n] = state · R_d[first, first + n)ᵀ, R_d's rows from `first` (all gates: first 0, n = width()).
+  void recur(int64_t d, const Tensor& state, int64_t first, int64_t n, Tensor& out) const {
+    if (dims_.batch == 0) return;
+    GemmCall call;
+    call.trans_b = true;
+    call.M = dims_.batch;
+    call.N = n;
+    call.K = attrs_.hidden;
+    call.lda = call.ldb = attrs_.hidden;
+    call.ldc = n;
+    call.b_offsets = {(d * width() + first) * attrs_.hidden};
+    run_gemm(call, math_, state, ctx_.input(2), out);
+  }
+  void recur(int64_t d, const Tensor& state) { recur(d, state, 0, width(), recurrent_); }
+
+  // Direction d's part of initial_h (input 5) or initial_c (input 6), or zeros, into `state` [batch, hidden].
+  void initial(size_t input, int64_t d, Tensor& state) const {
+    if (!ctx_.has_input(input)) return zero(state);
+    const float* from = device_data<float>(ctx_.input(input));
+    float* to = device_data<float>(state);
+    const RecurrentLayout layout = layout_;
+    const int64_t H = layout.hidden;
+    for_each_index(state.numel(), [=] __device__(int64_t i) { to[i] = from[layout.state_at(d, i / H, i % H)]; });
+  }
+
+  // Direction d's final `state` into output `output` (Y_h: 1, Y_c: 2), when it is requested.
+  void final(size_t output, int64_t d, const Tensor& state) {
+    if (!ctx_.output_requested(output)) return;
+    std::optional<Tensor>& out = finals_[output - 1];
+    if (!out) out = running().empty(DType::Float32, dims_.state_shape(attrs_));
+    const float* from = device_data<float>(state);
+    float* to = device_data<float>(*out);
+    const RecurrentLayout layout = layout_;
+    const int64_t H = layout.hidden;
+    for_each_index(state.numel(), [=] __device__(int64_t i) { to[layout.state_at(d, i / H, i % H)] = from[i]; });
+  }
+
+  // Sets Y and the final states.
+  void finish() {
+    if (y_) ctx_.set_output(0, std::move(*y_));
+    for (size_t i = 0; i < 2; ++i)
+      if (finals_[i]) ctx_.set_output(i + 1, std::move(*finals_[i]));
+  }
+
+ private:
+  KernelContext& ctx_;
+  const RecurrentAttrs& attrs_;
+  int64_t gates_;
+  RecurrentDims dims_;
+  RecurrentLayout layout_{};
+  Format storage_ = Format::FP32;
+  GemmMath math_;
+  const float* bias_ = nullptr;
+  Tensor zeros_, projected_, recurrent_;
+  std::optional<Tensor> y_, finals_[2];
+};
+
+}  // namespace
+
+}  // namespace mpa::cuda
