@@ -149,4 +149,31 @@ WindowGeometry transposed_geometry(const std::string& label, const WindowAttrs& 
   return g;
 }
 
+TransposedConv transposed_conv(const std::string& label, const WindowAttrs& attrs, int64_t group, const Tensor& x,
+                               const Tensor& w, const Tensor* b) {
+  if (!(x.rank() >= 3)) fail(label + ": input X has shape " + shape_str(x.shape()) + ", needs N x C x spatial");
+  if (!(w.rank() == x.rank()))
+    fail(label + ": weight W has shape " + shape_str(w.shape()) + ", input X " + shape_str(x.shape()));
+  if (!(w.dtype() == x.dtype() && (!b || b->dtype() == x.dtype()))) fail(label + ": inputs differ in element type");
+  if (!(group > 0)) fail(label + ": group " + std::to_string(group) + " must be positive");
+  const int64_t channels = x.dim(1);
+  if (!(w.dim(0) == channels))
+    fail(label + ": input has " + std::to_string(channels) + " channels, W has " + std::to_string(w.dim(0)));
+  if (!(channels % group == 0))
+    fail(label + ": " + std::to_string(channels) + " input channels not divisible by group " + std::to_string(group));
+  const int64_t out_channels = w.dim(1) * group;
+  if (b)
+    if (!(b->rank() == 1 && b->dim(0) == out_channels))
+      fail(label + ": bias B has shape " + shape_str(b->shape()) + ", expected " + std::to_string(out_channels));
+  const Shape in_spatial(x.shape().begin() + 2, x.shape().end());
+  const Shape kernel(w.shape().begin() + 2, w.shape().end());
+  TransposedConv t;
+  t.g = transposed_geometry(label, attrs, in_spatial, kernel);
+  t.out_shape = {x.dim(0), out_channels};
+  t.out_shape.insert(t.out_shape.end(), t.g.out.begin(), t.g.out.end());
+  t.group_channels = channels / group;
+  t.group_outputs = w.dim(1);
+  return t;
+}
+
 }  // namespace mpa

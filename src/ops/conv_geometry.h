@@ -50,6 +50,16 @@ WindowGeometry window_geometry(const std::string& label, const WindowAttrs& attr
 WindowGeometry transposed_geometry(const std::string& label, const WindowAttrs& attrs, const Shape& in_spatial,
                                    const Shape& kernel);
 
+// ConvTranspose's X [N, C, in...], W [C, M / group, kernel...] and optional B [M], checked, with its geometry
+// and output shape [N, M, out...]: what every backend's kernel starts from.
+struct TransposedConv {
+  WindowGeometry g;
+  Shape out_shape;
+  int64_t group_channels = 0, group_outputs = 0;  // C / group, M / group
+};
+TransposedConv transposed_conv(const std::string& label, const WindowAttrs& attrs, int64_t group, const Tensor& x,
+                               const Tensor& w, const Tensor* b);
+
 // Walks the rows of a window mapping for one kernel offset. Positions p of the `from` grid map to
 // q = p * stride + offset in the `to` grid (offset = kernel index * dilation - pad_begin, per dim). The
 // walk visits `from` row by row (all dims but the last fixed) and calls

@@ -42,31 +42,12 @@ class ConvTransposeOp : public OpKernel {
   explicit ConvTransposeOp(const OpInit& init) : attrs_(WindowAttrs::read(init)), group_(init.get_int("group", 1)) {}
 
   void compute(KernelContext& ctx) const override {
-    const std::string label = ctx.node().label();
     const Tensor& x = ctx.input(0);
     const Tensor& w = ctx.input(1);
     const Tensor* b = ctx.optional_input(2);
-    if (!(x.rank() >= 3)) fail(label + ": input X has shape " + shape_str(x.shape()) + ", needs N x C x spatial");
-    if (!(w.rank() == x.rank()))
-      fail(label + ": weight W has shape " + shape_str(w.shape()) + ", input X " + shape_str(x.shape()));
-    if (!(w.dtype() == x.dtype() && (!b || b->dtype() == x.dtype()))) fail(label + ": inputs differ in element type");
-    if (!(group_ > 0)) fail(label + ": group " + std::to_string(group_) + " must be positive");
-    const int64_t channels = x.dim(1);
-    if (!(w.dim(0) == channels))
-      fail(label + ": input has " + std::to_string(channels) + " channels, W has " + std::to_string(w.dim(0)));
-    if (!(channels % group_ == 0))
-      fail(label + ": " + std::to_string(channels) + " input channels not divisible by group " +
-           std::to_string(group_));
-    const int64_t out_channels = w.dim(1) * group_;
-    if (b)
-      if (!(b->rank() == 1 && b->dim(0) == out_channels))
-        fail(label + ": bias B has shape " + shape_str(b->shape()) + ", expected " + std::to_string(out_channels));
-    const Shape in_spatial(x.shape().begin() + 2, x.shape().end());
-    const Shape kernel(w.shape().begin() + 2, w.shape().end());
-    const WindowGeometry g = transposed_geometry(label, attrs_, in_spatial, kernel);
-    Shape out_shape{x.dim(0), out_channels};
-    out_shape.insert(out_shape.end(), g.out.begin(), g.out.end());
-    Tensor& y = ctx.allocate_output(0, x.dtype(), out_shape);
+    const TransposedConv shape = transposed_conv(ctx.node().label(), attrs_, group_, x, w, b);
+    const WindowGeometry& g = shape.g;
+    Tensor& y = ctx.allocate_output(0, x.dtype(), shape.out_shape);
     visit_float(x.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       run<T>(x, w, b, y, g, gemm_math(ctx.config(), x.dtype()));

@@ -126,6 +126,16 @@ std::vector<Case> cases() {
                  {x({2, 3, 9}), weight({4, 3, 4})},
                  {{"auto_pad", Attribute::of_string("SAME_UPPER")}, {"strides", Attribute::of_ints({2})}},
                  true});
+  all.push_back({"ConvTranspose",
+                 {x({1, 4, 5, 6}), weight({4, 3, 3, 3}), weight({3})},
+                 {{"strides", Attribute::of_ints({2, 2})},
+                  {"pads", Attribute::of_ints({1, 1, 1, 1})},
+                  {"output_padding", Attribute::of_ints({1, 0})}},
+                 true});
+  all.push_back({"ConvTranspose",
+                 {x({2, 6, 7}), weight({6, 2, 4})},
+                 {{"group", Attribute::of_int(3)}, {"dilations", Attribute::of_ints({2})}},
+                 true});
   all.push_back({"MaxPool",
                  {x({2, 3, 11, 11})},
                  {{"kernel_shape", Attribute::of_ints({3, 3})},

@@ -394,26 +394,29 @@ TEST(FakeSelftest, HarnessPassesWhereTheDeviceIsTheCpu) {
                      "Resize",
                      "LSTM",
                      "GRU",
-                     "RNN"});
+                     "RNN",
+                     "ConvTranspose"});
   std::ostringstream out;
   const selftest::Summary summary = selftest::run(FakeBackend::instance(), "", out);
   EXPECT_EQ(summary.failed, 0) << out.str();
   EXPECT_GT(summary.passed, 150) << out.str();
   EXPECT_GT(summary.not_supported, 0) << out.str();  // Sin, Tanh, ...: not in the allow-list
   EXPECT_NE(out.str().find("Sin"), std::string::npos);
-  // The recurrent ops' cases, optional inputs left out among them, run on the device side and pass.
+  // The recurrent ops' and ConvTranspose's cases, optional inputs left out among them, run on the device side
+  // and pass.
   std::istringstream lines(out.str());
-  std::map<std::string, int> recurrent_passed;
+  std::map<std::string, int> passed_cases;
   for (std::string line; std::getline(lines, line);)
-    for (const char* op : {"LSTM", "GRU", "RNN"})
+    for (const char* op : {"LSTM", "GRU", "RNN", "ConvTranspose"})
       if (line.rfind(std::string(op) + " ", 0) == 0) {
         EXPECT_NE(line.find(" ok "), std::string::npos) << line;
-        ++recurrent_passed[op];
+        ++passed_cases[op];
       }
-  // Three LSTM cases, two GRU and two RNN, each in fp32, fp16, bf16 and with fp16 accumulation at least.
-  EXPECT_GE(recurrent_passed["LSTM"], 3 * 4) << out.str();
-  EXPECT_GE(recurrent_passed["GRU"], 2 * 4) << out.str();
-  EXPECT_GE(recurrent_passed["RNN"], 2 * 4) << out.str();
+  // Three LSTM cases, two of each other, each in fp32, fp16, bf16 and with fp16 accumulation at least.
+  EXPECT_GE(passed_cases["LSTM"], 3 * 4) << out.str();
+  EXPECT_GE(passed_cases["GRU"], 2 * 4) << out.str();
+  EXPECT_GE(passed_cases["RNN"], 2 * 4) << out.str();
+  EXPECT_GE(passed_cases["ConvTranspose"], 2 * 4) << out.str();
   EXPECT_NE(out.str().find("computes no probes"), std::string::npos);
   // The probes' cases where the device computes them: 6 sizes x 3 formats, figures equal to the host's.
   ProbesOnTheFake probes_there;

@@ -1,0 +1,123 @@
+// ConvTranspose on CUDA, as ops/conv_transpose.cpp computes it on the CPU, with the CPU's checks and geometry
+// (ops/conv_geometry.h, transposed_conv): per image and group, col = W_gᵀ·X_g on cuBLAS with the node's GEMM
+// math, then each output element gathers the columns that land on it, in kernel order, onto its bias: the
+// additions the CPU's col2im scatter makes, in the same order (the overlap sums stay in float, and the executor
+// rounds the output once).
+#include "backends/cuda/launch.cuh"
+#include "backends/cuda/ops/gemm_call.h"
+#include "ops/conv_geometry.h"
+
+namespace mpa::cuda {
+
+namespace {
+
+// The transposed windows by value, for the device: output position o of channel m takes col[m, k, i] for every
+// kernel offset k whose window from input position i covers o.
+struct Col2im {
+  int rank = 0;
+  int64_t in[kMaxRank] = {}, out[kMaxRank] = {}, kernel[kMaxRank] = {}, stride[kMaxRank] = {},
+          dilation[kMaxRank] = {}, pad_begin[kMaxRank] = {};
+  int64_t kernel_size = 1, in_size = 1, out_size = 1;
+
+  explicit Col2im(const WindowGeometry& g) : rank(static_cast<int>(g.rank())) {
+    if (g.rank() > static_cast<size_t>(kMaxRank))
+      fail("ConvTranspose with " + std::to_string(g.rank()) + " spatial dims has no CUDA kernel (at most " +
+           std::to_string(kMaxRank) + ")");
+    for (size_t d = 0; d < g.rank(); ++d) {
+      in[d] = g.in[d], out[d] = g.out[d], kernel[d] = g.kernel[d], stride[d] = g.stride[d];
+      dilation[d] = g.dilation[d], pad_begin[d] = g.pad_begin[d];
+    }
+    kernel_size = g.kernel_size(), in_size = g.in_size(), out_size = g.out_size();
+  }
+
+  // y[m, o] += col[m, k, i] over k in order, for one (image, group) slice of `channels` output channels.
+  template <class T>
+  __device__ void add(const T* col, T* y, int64_t index) const {
+    const int64_t m = index / out_size, o = index % out_size;
+    int64_t position[kMaxRank];
+    for (int64_t rest = o, d = rank - 1; d >= 0; --d) position[d] = rest % out[d], rest /= out[d];
+    T sum = y[index];
+    for (int64_t k = 0; k < kernel_size; ++k) {
+      int64_t source = 0;
+      bool lands = true;
+      for (int64_t rest = k, d = rank - 1, scale = 1; d >= 0 && lands; --d) {
+        const int64_t offset = (rest % kernel[d]) * dilation[d] - pad_begin[d], reach = position[d] - offset;
+        rest /= kernel[d];
+        lands = reach >= 0 && reach % stride[d] == 0 && reach / stride[d] < in[d];
+        source += reach / stride[d] * scale;
+        scale *= in[d];
+      }
+      if (lands) sum += col[(m * kernel_size + k) * in_size + source];
+    }
+    y[index] = sum;
+  }
+};
+
+// y (bias or zeros first) += col2im(W_gᵀ·X_g) per image n and group.
+template <class T>
+void transposed_convolution(const KernelContext& ctx, const Tensor& x, const Tensor& w, const Tensor* b,
+                          const TransposedConv& shape, int64_t group, Tensor& y) {
+  const Col2im windows(shape.g);
+  const int64_t batch = x.dim(0), channels = x.dim(1), cg = shape.group_channels, mg = shape.group_outputs;
+  const int64_t out_channels = mg * group, out_size = windows.out_size, ksize = windows.kernel_size;
+  const int64_t in_size = windows.in_size;
+  T* out = device_data<T>(y);
+  if (b) {
+    const T* bias = device_data<T>(*b);
+    for_each_index(y.numel(), [=] __device__(int64_t i) { out[i] = bias[(i / out_size) % out_channels]; });
+  } else {
+    check(cudaMemsetAsync(out, 0, y.nbytes(), running().stream()), "cudaMemsetAsync");
+  }
+  Tensor col = running().empty(x.dtype(), {mg * ksize, in_size});
+  const T* columns = device_data<T>(col);
+  const GemmMath math = gemm_math(ctx.config(), x.dtype());
+  for (int64_t n = 0; n < batch; ++n)
+    for (int64_t gi = 0; gi < group; ++gi) {
+      if (cg == 0 || in_size == 0 || ksize == 0) continue;  // no columns: the bias stands
+      GemmCall call;
+      call.trans_a = true;
+      call.M = mg * ksize;
+      call.N = in_size;
+      call.K = cg;
+      call.lda = mg * ksize;
+      call.ldb = call.ldc = in_size;
+      call.a_offsets = {gi * cg * mg * ksize};
+      call.b_offsets = {(n * channels + gi * cg) * in_size};
+      run_gemm(call, math, w, x, col);
+      T* slice = out + (n * out_channels + gi * mg) * out_size;
+      for_each_index(mg * out_size, [=] __device__(int64_t i) { windows.add(columns, slice, i); });
+    }
+}
+
+class ConvTransposeOp : public OpKernel {
+ public:
+  explicit ConvTransposeOp(const OpInit& init) : attrs_(WindowAttrs::read(init)), group_(init.get_int("group", 1)) {}
+
+  void compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    const Tensor& w = ctx.input(1);
+    const Tensor* b = ctx.optional_input(2);
+    if (x.dtype() != DType::Float32 && x.dtype() != DType::Float64)
+      fail(ctx.node().label() + ": ConvTranspose on " + dtype_name(x.dtype()) +
+           " has no CUDA kernel (float32 and float64 only); run it with --device cpu");
+    const TransposedConv shape = transposed_conv(ctx.node().label(), attrs_, group_, x, w, b);
+    Tensor y = running().empty(x.dtype(), shape.out_shape);
+    if (y.numel() > 0) {
+      if (x.dtype() == DType::Float64)
+        transposed_convolution<double>(ctx, x, w, b, shape, group_, y);
+      else
+        transposed_convolution<float>(ctx, x, w, b, shape, group_, y);
+    }
+    ctx.set_output(0, std::move(y));
+  }
+
+ private:
+  WindowAttrs attrs_;
+  int64_t group_;
+};
+
+}  // namespace
+
+MPA_REGISTER_KERNEL("cuda", "", "ConvTranspose", ConvTransposeOp, 1, 11, 22);
+
+}  // namespace mpa::cuda
