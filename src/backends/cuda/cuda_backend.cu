@@ -318,7 +318,7 @@ bool output_named(const Node& node, size_t i) { return i < node.outputs.size() &
 // What a registered CUDA kernel does not cover, told from the node alone (no shapes): "" when it runs.
 std::string declined(const Node& node, const ExecConfig& config) {
   const std::string& op = node.op_type;
-  if (op == "MatMul" || op == "Gemm" || op == "Conv") {
+  if (traits_of(node).sums_in == SumsIn::GemmSetting) {  // GEMM-like: MatMul, Gemm, Conv, ConvTranspose, RNNs
     if (std::string why = gemm_unsupported(config); !why.empty()) return why;
   }
   if (op == "MaxPool" && output_named(node, 1)) return "the Indices output runs on the CPU";
