@@ -105,6 +105,7 @@ RecurrentRun<T>::RecurrentRun(KernelContext& ctx, const RecurrentAttrs& attrs, i
   seq_ = dims.seq;
   batch_ = dims.batch;
   input_ = dims.input;
+  layout_ = dims.layout(attrs);
   const int64_t width = gates * attrs.hidden;
   lengths_.assign(size_t(batch_), seq_);
   if (ctx.has_input(4)) {
@@ -125,7 +126,7 @@ RecurrentRun<T>::RecurrentRun(KernelContext& ctx, const RecurrentAttrs& attrs, i
     rows.resize(size_t(seq_ * batch_ * input_));
     for (int64_t b = 0; b < batch_; ++b)
       for (int64_t t = 0; t < seq_; ++t)
-        std::memcpy(&rows[size_t((t * batch_ + b) * input_)], xr + (b * seq_ + t) * input_, size_t(input_) * sizeof(T));
+        std::memcpy(&rows[size_t((t * batch_ + b) * input_)], xr + layout_.x_row(t, b) * input_, size_t(input_) * sizeof(T));
     xr = rows.data();
   }
   const T* w = ctx.input(1).data<T>();
@@ -166,7 +167,7 @@ std::vector<T> RecurrentRun<T>::initial_state(int direction, size_t input_index)
   if (!ctx_.has_input(input_index)) return state;
   const Tensor& t = ctx_.input(input_index);  // its shape checked by RecurrentDims::of
   for (int64_t b = 0; b < batch_; ++b) {
-    const int64_t from = attrs_.layout == 0 ? (direction * batch_ + b) * H : (b * attrs_.directions + direction) * H;
+    const int64_t from = layout_.state_at(direction, b, 0);
     std::memcpy(&state[size_t(b * H)], t.data<T>() + from, size_t(H) * sizeof(T));
   }
   return state;
@@ -188,9 +189,7 @@ void RecurrentRun<T>::store_state(std::vector<T>& state) const {
 template <class T>
 void RecurrentRun<T>::emit(int direction, int64_t t, int64_t b, const T* h) {
   if (!y_) return;
-  const int64_t H = attrs_.hidden, dirs = attrs_.directions;
-  const int64_t at = attrs_.layout == 0 ? ((t * dirs + direction) * batch_ + b) * H : ((b * seq_ + t) * dirs + direction) * H;
-  std::memcpy(y_ + at, h, size_t(H) * sizeof(T));
+  std::memcpy(y_ + layout_.y_at(t, direction, b, 0), h, size_t(attrs_.hidden) * sizeof(T));
 }
 
 template <class T>
@@ -200,7 +199,7 @@ void RecurrentRun<T>::write_final(size_t output, const std::vector<std::vector<T
   Tensor& out = ctx_.allocate_output(output, DTypeOf<T>::value, RecurrentDims{seq_, batch_, input_}.state_shape(attrs_));
   for (int d = 0; d < dirs; ++d)
     for (int64_t b = 0; b < batch_; ++b) {
-      const int64_t at = attrs_.layout == 0 ? (d * batch_ + b) * H : (b * dirs + d) * H;
+      const int64_t at = layout_.state_at(d, b, 0);
       std::memcpy(out.data<T>() + at, &finals[size_t(d)][size_t(b * H)], size_t(H) * sizeof(T));
     }
 }

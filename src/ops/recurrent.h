@@ -52,6 +52,7 @@ class RecurrentRun {
   KernelContext& ctx_;
   const RecurrentAttrs& attrs_;
   int64_t gates_, seq_ = 0, batch_ = 0, input_ = 0;
+  RecurrentLayout layout_;
   std::vector<int64_t> lengths_;
   std::vector<std::vector<T>> projected_;
   std::vector<T> recurrence_bias_zeros_;

@@ -19,20 +19,6 @@ namespace mpa::cuda {
 // Internal to each op's translation unit: its device lambdas and kernels are its own.
 namespace {
 
-// Where the values of (direction d, batch row b, unit j) lie in a state input/output and in Y at time t.
-struct RecurrentLayout {
-  int64_t seq, batch, hidden, directions;
-  bool batch_first;  // layout 1
-  __host__ __device__ int64_t state_at(int64_t d, int64_t b, int64_t j) const {
-    return (batch_first ? b * directions + d : d * batch + b) * hidden + j;
-  }
-  __host__ __device__ int64_t y_at(int64_t t, int64_t d, int64_t b, int64_t j) const {
-    return (batch_first ? (b * seq + t) * directions + d : (t * directions + d) * batch + b) * hidden + j;
-  }
-  // The row of X (and of its projection) for time t and batch row b.
-  __host__ __device__ int64_t x_row(int64_t t, int64_t b) const { return batch_first ? b * seq + t : t * batch + b; }
-};
-
 inline void zero(Tensor& t) {
   check(cudaMemsetAsync(t.device_raw(running().device()), 0, t.nbytes(), running().stream()), "cudaMemsetAsync");
 }
@@ -47,7 +33,7 @@ class RecurrentSteps {
            " has no CUDA kernel (float32 only); run it with --device cpu");
     dims_ = RecurrentDims::of(ctx, attrs, gates, DType::Float32);
     const CudaBackend& backend = running();
-    layout_ = {dims_.seq, dims_.batch, attrs.hidden, attrs.directions, attrs.layout == 1};
+    layout_ = dims_.layout(attrs);
     storage_ = value_format(ctx.config(), DType::Float32);
     math_ = gemm_math(ctx.config(), DType::Float32);
     bias_ = ctx.has_input(3) ? device_data<float>(ctx.input(3)) : nullptr;
@@ -146,7 +132,7 @@ class RecurrentSteps {
   const RecurrentAttrs& attrs_;
   int64_t gates_;
   RecurrentDims dims_;
-  RecurrentLayout layout_{};
+  RecurrentLayout layout_;
   Format storage_ = Format::FP32;
   GemmMath math_;
   const float* bias_ = nullptr;
