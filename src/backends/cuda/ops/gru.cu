@@ -11,49 +11,36 @@ namespace {
 
 // z and r; the candidate's recurrent term r ⊙ (H·Rhᵀ + Rbh) (linear_before_reset), or r ⊙ H for its GEMM.
 struct GruGates {
-  RecurrentLayout layout;
-  int64_t t;
-  const float *projected, *recurrent, *recurrence_bias, *h;
+  StepInputs in;
+  const float* h;
   float *z, *candidate, *reset;  // reset: null when linear_before_reset
   RecurrentActivation f;
-  float clip;
-  Format storage;
 
   __device__ void operator()(int64_t i) const {
-    const int64_t H = layout.hidden, b = i / H, j = i % H;
-    const float* x = projected + layout.x_row(t, b) * 3 * H;
-    const float* r = recurrent + b * 3 * H;
-    z[i] = f(x[j] + r[j] + recurrence_bias[j], clip);
-    const float gate = f(x[H + j] + r[H + j] + recurrence_bias[H + j], clip);
-    if (reset) {
-      const float gated = gate * h[i];
-      reset[i] = storage != Format::FP32 ? round_to_format(storage, gated) : gated;
-    } else {
-      candidate[i] = gate * (r[2 * H + j] + recurrence_bias[2 * H + j]);
-    }
+    z[i] = f(in.pre(i, 0), in.clip);
+    const float gate = f(in.pre(i, 1), in.clip);
+    if (reset)
+      reset[i] = in.stored(gate * h[i]);
+    else
+      candidate[i] = gate * in.recurrence(i, 2);
   }
 };
 
 // The candidate (+ Rbh after its GEMM when not linear_before_reset, then + the input projection), g, the new H.
 struct GruState {
-  RecurrentLayout layout;
-  int64_t d, t;
-  const float *projected, *recurrence_bias, *z, *candidate;
+  StepInputs in;
+  const float *z, *candidate;
   bool candidate_needs_bias;
   float *h, *y;  // y: null when not requested
   RecurrentActivation g;
-  float clip;
-  Format storage;
 
   __device__ void operator()(int64_t i) const {
-    const int64_t H = layout.hidden, b = i / H, j = i % H;
     float c = candidate[i];
-    if (candidate_needs_bias) c += recurrence_bias[2 * H + j];
-    c = g(c + projected[layout.x_row(t, b) * 3 * H + 2 * H + j], clip);
-    float hidden = gru_hidden(z[i], c, h[i]);
-    if (storage != Format::FP32) hidden = round_to_format(storage, hidden);
+    if (candidate_needs_bias) c += in.recurrence_bias[2 * in.layout.hidden + i % in.layout.hidden];
+    c = g(c + in.projection(i, 2), in.clip);
+    const float hidden = in.stored(gru_hidden(z[i], c, h[i]));
     h[i] = hidden;
-    if (y) y[layout.y_at(t, d, b, j)] = hidden;
+    if (y) y[in.y_at(i)] = hidden;
   }
 };
 
@@ -73,33 +60,13 @@ class GruOp : public OpKernel {
       run.project(d);
       run.initial(5, d, h);
       const int direction = static_cast<int>(d);
-      GruGates gates{run.layout(),
-                     0,
-                     run.projected(),
-                     run.recurrent(),
-                     run.recurrence_bias(d),
-                     device_data<float>(h),
-                     device_data<float>(z),
-                     device_data<float>(candidate),
-                     reset ? device_data<float>(*reset) : nullptr,
-                     attrs_.activation(direction, 0, 2),
-                     attrs_.clip,
-                     run.storage()};
-      GruState state{run.layout(),
-                     d,
-                     0,
-                     run.projected(),
-                     run.recurrence_bias(d),
-                     device_data<float>(z),
-                     device_data<float>(candidate),
-                     !linear_before_reset_,
-                     device_data<float>(h),
-                     run.y(),
-                     attrs_.activation(direction, 1, 2),
-                     attrs_.clip,
-                     run.storage()};
+      GruGates gates{run.inputs(d, attrs_.clip), device_data<float>(h), device_data<float>(z),
+                     device_data<float>(candidate), reset ? device_data<float>(*reset) : nullptr,
+                     attrs_.activation(direction, 0, 2)};
+      GruState state{run.inputs(d, attrs_.clip), device_data<float>(z), device_data<float>(candidate),
+                     !linear_before_reset_, device_data<float>(h), run.y(), attrs_.activation(direction, 1, 2)};
       for (int64_t s = 0; s < run.steps(); ++s) {
-        gates.t = state.t = run.time(d, s);
+        gates.in.t = state.in.t = run.time(d, s);
         run.recur(d, h);
         for_each_index(h.numel(), gates);
         if (reset) run.recur(d, *reset, 2 * H, H, candidate);

@@ -19,6 +19,35 @@ namespace mpa::cuda {
 // Internal to each op's translation unit: its device lambdas and kernels are its own.
 namespace {
 
+// What every cell kernel of one step reads: the layout, the direction and time, the input projection, the
+// recurrence (all gates) and its bias, the clip and the storage format. Unit i is (batch row i / hidden, unit
+// i % hidden).
+struct StepInputs {
+  RecurrentLayout layout;
+  int64_t gates = 1, d = 0, t = 0;
+  const float *projected = nullptr, *recurrent = nullptr, *recurrence_bias = nullptr;
+  float clip = 0;
+  Format storage = Format::FP32;
+
+  __device__ float projection(int64_t i, int64_t gate) const {
+    const int64_t H = layout.hidden;
+    return projected[(layout.x_row(t, i / H) * gates + gate) * H + i % H];
+  }
+  // The recurrence's term with its bias: state·Rᵀ + Rb.
+  __device__ float recurrence(int64_t i, int64_t gate) const {
+    const int64_t H = layout.hidden;
+    return recurrent[(i / H * gates + gate) * H + i % H] + recurrence_bias[gate * H + i % H];
+  }
+  // A gate's pre-activation, summed as on the CPU: projection + recurrence + recurrence bias.
+  __device__ float pre(int64_t i, int64_t gate) const {
+    const int64_t H = layout.hidden;
+    return projection(i, gate) + recurrent[(i / H * gates + gate) * H + i % H] + recurrence_bias[gate * H + i % H];
+  }
+  // A state as stored between steps: on the storage format's grid.
+  __device__ float stored(float v) const { return storage != Format::FP32 ? round_to_format(storage, v) : v; }
+  __device__ int64_t y_at(int64_t i) const { return layout.y_at(t, d, i / layout.hidden, i % layout.hidden); }
+};
+
 inline void zero(Tensor& t) {
   check(cudaMemsetAsync(t.device_raw(running().device()), 0, t.nbytes(), running().stream()), "cudaMemsetAsync");
 }
@@ -56,6 +85,10 @@ class RecurrentSteps {
   // Rb of direction d (zeros without B).
   const float* recurrence_bias(int64_t d) const {
     return bias_ ? bias_ + d * 2 * width() + width() : device_data<float>(zeros_);
+  }
+  // The step inputs of direction d (their time set per step by run_direction).
+  StepInputs inputs(int64_t d, float clip) const {
+    return {layout_, gates_, d, 0, projected(), recurrent(), recurrence_bias(d), clip, storage_};
   }
   // A [batch, hidden] buffer.
   Tensor state() const { return running().empty(DType::Float32, {dims_.batch, attrs_.hidden}); }
@@ -97,6 +130,16 @@ class RecurrentSteps {
     run_gemm(call, math_, state, ctx_.input(2), out);
   }
   void recur(int64_t d, const Tensor& state) { recur(d, state, 0, width(), recurrent_); }
+
+  // Every step of direction d: the recurrence of `h`, then `cell` over the batch's units, at the step's time.
+  template <class Cell>
+  void run_direction(int64_t d, const Tensor& h, Cell& cell) {
+    for (int64_t s = 0; s < steps(); ++s) {
+      cell.in.t = time(d, s);
+      recur(d, h);
+      for_each_index(h.numel(), cell);
+    }
+  }
 
   // Direction d's part of initial_h (input 5) or initial_c (input 6), or zeros, into `state` [batch, hidden].
   void initial(size_t input, int64_t d, Tensor& state) const {

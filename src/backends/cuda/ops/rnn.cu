@@ -8,20 +8,14 @@ namespace mpa::cuda {
 namespace {
 
 struct RnnStep {
-  RecurrentLayout layout;
-  int64_t d, t;
-  const float *projected, *recurrent, *recurrence_bias;
+  StepInputs in;
   float *h, *y;  // y: null when not requested
   RecurrentActivation f;
-  float clip;
-  Format storage;
 
   __device__ void operator()(int64_t i) const {
-    const int64_t H = layout.hidden, b = i / H, j = i % H;
-    float hidden = f(projected[layout.x_row(t, b) * H + j] + recurrent[i] + recurrence_bias[j], clip);
-    if (storage != Format::FP32) hidden = round_to_format(storage, hidden);
+    const float hidden = in.stored(f(in.pre(i, 0), in.clip));
     h[i] = hidden;
-    if (y) y[layout.y_at(t, d, b, j)] = hidden;
+    if (y) y[in.y_at(i)] = hidden;
   }
 };
 
@@ -35,22 +29,9 @@ class RnnOp : public OpKernel {
     for (int64_t d = 0; d < attrs_.directions; ++d) {
       run.project(d);
       run.initial(5, d, h);
-      RnnStep step{run.layout(),
-                   d,
-                   0,
-                   run.projected(),
-                   run.recurrent(),
-                   run.recurrence_bias(d),
-                   device_data<float>(h),
-                   run.y(),
-                   attrs_.activation(static_cast<int>(d), 0, 1),
-                   attrs_.clip,
-                   run.storage()};
-      for (int64_t s = 0; s < run.steps(); ++s) {
-        step.t = run.time(d, s);
-        run.recur(d, h);
-        for_each_index(h.numel(), step);
-      }
+      RnnStep step{run.inputs(d, attrs_.clip), device_data<float>(h), run.y(),
+                   attrs_.activation(static_cast<int>(d), 0, 1)};
+      run.run_direction(d, h, step);
       run.final(1, d, h);
     }
     run.finish();
