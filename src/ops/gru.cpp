@@ -18,9 +18,9 @@ class GruOp : public OpKernel {
   void compute_as(KernelContext& ctx) const {
     RecurrentRun<T> run(ctx, attrs_, 3);
     const int64_t H = run.hidden(), B = run.batch();
-    std::vector<std::vector<T>> final_h;
-    std::vector<T> rec(size_t(B * 3 * H)), z(size_t(B * H)), reset(size_t(B * H)), candidate(size_t(B * H));
-    for (int d = 0; d < attrs_.directions; ++d) {
+    std::vector<std::vector<T>> final_h(size_t(attrs_.directions));
+    run.for_each_direction([&](int d) {
+      std::vector<T> rec(size_t(B * 3 * H)), z(size_t(B * H)), reset(size_t(B * H)), candidate(size_t(B * H));
       const RecurrentActivation &f = attrs_.activation(d, 0, 2), &g = attrs_.activation(d, 1, 2);
       const T* R = run.recurrence(d);
       const T* Rb = run.recurrence_bias(d);
@@ -60,8 +60,8 @@ class GruOp : public OpKernel {
         for (int64_t b = 0; b < B; ++b)
           if (s < run.length(b)) run.emit(d, run.time(d, s, b), b, hs.data() + b * H);
       }
-      final_h.push_back(std::move(hs));
-    }
+      final_h[size_t(d)] = std::move(hs);
+    });
     run.write_final(1, final_h);
   }
 

@@ -21,9 +21,9 @@ class LstmOp : public OpKernel {
     RecurrentRun<T> run(ctx, attrs_, 4);
     const int64_t H = run.hidden(), B = run.batch();
     const T* peep = ctx.has_input(7) ? ctx.input(7).data<T>() : nullptr;  // shape checked by RecurrentRun
-    std::vector<std::vector<T>> final_h, final_c;
-    std::vector<T> rec(size_t(B * 4 * H)), gates(size_t(4 * H)), cell_out(static_cast<size_t>(H));
-    for (int d = 0; d < attrs_.directions; ++d) {
+    std::vector<std::vector<T>> final_h(size_t(attrs_.directions)), final_c(size_t(attrs_.directions));
+    run.for_each_direction([&](int d) {
+      std::vector<T> rec(size_t(B * 4 * H)), gates(size_t(4 * H)), cell_out(static_cast<size_t>(H));
       const RecurrentActivation &f = attrs_.activation(d, 0, 3), &g = attrs_.activation(d, 1, 3),
                                 &h = attrs_.activation(d, 2, 3);
       const T* R = run.recurrence(d);
@@ -61,9 +61,9 @@ class LstmOp : public OpKernel {
         for (int64_t b = 0; b < B; ++b)
           if (s < run.length(b)) run.emit(d, run.time(d, s, b), b, hs.data() + b * H);
       }
-      final_h.push_back(std::move(hs));
-      final_c.push_back(std::move(cs));
-    }
+      final_h[size_t(d)] = std::move(hs);
+      final_c[size_t(d)] = std::move(cs);
+    });
     run.write_final(1, final_h);
     run.write_final(2, final_c);
   }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "backends/cpu/gemm.h"
+#include "common/parallel.h"
 #include "ops/recurrent_attrs.h"
 
 namespace mpa {
@@ -45,6 +46,16 @@ class RecurrentRun {
   void store_state(std::vector<T>& state) const;
   // Records H of batch row b at time t (direction d) into Y, when Y is requested.
   void emit(int direction, int64_t t, int64_t b, const T* h);
+  // Runs f(d) for every direction; two directions at once, one per thread, where there are threads for them.
+  // Their steps are independent: each thread then runs a whole sequence with its direction's recurrent weights
+  // in its own cache and no synchronisation per step (as onnxruntime's CPU LSTM runs them). The GEMMs inside
+  // split into the same blocks either way (backends/cpu/gemm.h), so results do not depend on it.
+  template <class F>
+  void for_each_direction(F&& f) const {
+    parallel_for(attrs_.directions, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t d = begin; d < end; ++d) f(static_cast<int>(d));
+    });
+  }
   // Writes Y_h (output 1) or Y_c (output 2) from the final states of each direction.
   void write_final(size_t output, const std::vector<std::vector<T>>& finals);
 

@@ -15,9 +15,9 @@ class RnnOp : public OpKernel {
   void compute_as(KernelContext& ctx) const {
     RecurrentRun<T> run(ctx, attrs_, 1);
     const int64_t H = run.hidden(), B = run.batch();
-    std::vector<std::vector<T>> final_h;
-    std::vector<T> rec(size_t(B * H));
-    for (int d = 0; d < attrs_.directions; ++d) {
+    std::vector<std::vector<T>> final_h(size_t(attrs_.directions));
+    run.for_each_direction([&](int d) {
+      std::vector<T> rec(size_t(B * H));
       const RecurrentActivation& f = attrs_.activation(d, 0, 1);
       const T* Rb = run.recurrence_bias(d);
       std::vector<T> hs = run.initial_state(d, 5);
@@ -34,8 +34,8 @@ class RnnOp : public OpKernel {
         for (int64_t b = 0; b < B; ++b)
           if (s < run.length(b)) run.emit(d, run.time(d, s, b), b, hs.data() + b * H);
       }
-      final_h.push_back(std::move(hs));
-    }
+      final_h[size_t(d)] = std::move(hs);
+    });
     run.write_final(1, final_h);
   }
 
