@@ -4,54 +4,13 @@
 // additions the CPU's col2im scatter makes, in the same order (the overlap sums stay in float, and the executor
 // rounds the output once).
 #include "backends/cuda/launch.cuh"
-#include "backends/cuda/ops/gemm_call.h"
+#include "backends/cuda/ops/cublas_gemm.h"
+#include "backends/cuda/ops/transposed_columns.h"
 #include "ops/conv_geometry.h"
 
 namespace mpa::cuda {
 
 namespace {
-
-// The transposed windows by value, for the device: output position o of channel m takes col[m, k, i] for every
-// kernel offset k whose window from input position i covers o.
-struct Col2im {
-  int rank = 0;
-  int64_t in[kMaxRank] = {}, out[kMaxRank] = {}, kernel[kMaxRank] = {}, stride[kMaxRank] = {},
-          dilation[kMaxRank] = {}, pad_begin[kMaxRank] = {};
-  int64_t kernel_size = 1, in_size = 1, out_size = 1;
-
-  explicit Col2im(const WindowGeometry& g) : rank(static_cast<int>(g.rank())) {
-    if (g.rank() > static_cast<size_t>(kMaxRank))
-      fail("ConvTranspose with " + std::to_string(g.rank()) + " spatial dims has no CUDA kernel (at most " +
-           std::to_string(kMaxRank) + ")");
-    for (size_t d = 0; d < g.rank(); ++d) {
-      in[d] = g.in[d], out[d] = g.out[d], kernel[d] = g.kernel[d], stride[d] = g.stride[d];
-      dilation[d] = g.dilation[d], pad_begin[d] = g.pad_begin[d];
-    }
-    kernel_size = g.kernel_size(), in_size = g.in_size(), out_size = g.out_size();
-  }
-
-  // y[m, o] += col[m, k, i] over k in order, for one (image, group) slice of `channels` output channels.
-  template <class T>
-  __device__ void add(const T* col, T* y, int64_t index) const {
-    const int64_t m = index / out_size, o = index % out_size;
-    int64_t position[kMaxRank];
-    for (int64_t rest = o, d = rank - 1; d >= 0; --d) position[d] = rest % out[d], rest /= out[d];
-    T sum = y[index];
-    for (int64_t k = 0; k < kernel_size; ++k) {
-      int64_t source = 0;
-      bool lands = true;
-      for (int64_t rest = k, d = rank - 1, scale = 1; d >= 0 && lands; --d) {
-        const int64_t offset = (rest % kernel[d]) * dilation[d] - pad_begin[d], reach = position[d] - offset;
-        rest /= kernel[d];
-        lands = reach >= 0 && reach % stride[d] == 0 && reach / stride[d] < in[d];
-        source += reach / stride[d] * scale;
-        scale *= in[d];
-      }
-      if (lands) sum += col[(m * kernel_size + k) * in_size + source];
-    }
-    y[index] = sum;
-  }
-};
 
 // y (bias or zeros first) += col2im(W_gᵀ·X_g) per image n and group.
 template <class T>
@@ -74,16 +33,7 @@ void transposed_convolution(const KernelContext& ctx, const Tensor& x, const Ten
   for (int64_t n = 0; n < batch; ++n)
     for (int64_t gi = 0; gi < group; ++gi) {
       if (cg == 0 || in_size == 0 || ksize == 0) continue;  // no columns: the bias stands
-      GemmCall call;
-      call.trans_a = true;
-      call.M = mg * ksize;
-      call.N = in_size;
-      call.K = cg;
-      call.lda = mg * ksize;
-      call.ldb = call.ldc = in_size;
-      call.a_offsets = {gi * cg * mg * ksize};
-      call.b_offsets = {(n * channels + gi * cg) * in_size};
-      run_gemm(call, math, w, x, col);
+      run_gemm(columns_call(shape, windows, channels, n, gi), math, w, x, col);
       T* slice = out + (n * out_channels + gi * mg) * out_size;
       for_each_index(mg * out_size, [=] __device__(int64_t i) { windows.add(columns, slice, i); });
     }

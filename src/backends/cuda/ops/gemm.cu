@@ -5,7 +5,7 @@
 #include <cuda_fp16.h>
 
 #include "backends/cuda/launch.cuh"
-#include "backends/cuda/ops/gemm_call.h"
+#include "backends/cuda/ops/cublas_gemm.h"
 #include "backends/cuda/math_modes.h"
 #include "ops/gemm.h"
 #include "ops/matmul.h"

@@ -9,41 +9,6 @@ namespace mpa::cuda {
 
 namespace {
 
-// z and r; the candidate's recurrent term r ⊙ (H·Rhᵀ + Rbh) (linear_before_reset), or r ⊙ H for its GEMM.
-struct GruGates {
-  StepInputs in;
-  const float* h;
-  float *z, *candidate, *reset;  // reset: null when linear_before_reset
-  RecurrentActivation f;
-
-  __device__ void operator()(int64_t i) const {
-    z[i] = f(in.pre(i, 0), in.clip);
-    const float gate = f(in.pre(i, 1), in.clip);
-    if (reset)
-      reset[i] = in.stored(gate * h[i]);
-    else
-      candidate[i] = gate * in.recurrence(i, 2);
-  }
-};
-
-// The candidate (+ Rbh after its GEMM when not linear_before_reset, then + the input projection), g, the new H.
-struct GruState {
-  StepInputs in;
-  const float *z, *candidate;
-  bool candidate_needs_bias;
-  float *h, *y;  // y: null when not requested
-  RecurrentActivation g;
-
-  __device__ void operator()(int64_t i) const {
-    float c = candidate[i];
-    if (candidate_needs_bias) c += in.recurrence_bias[2 * in.layout.hidden + i % in.layout.hidden];
-    c = g(c + in.projection(i, 2), in.clip);
-    const float hidden = in.stored(gru_hidden(z[i], c, h[i]));
-    h[i] = hidden;
-    if (y) y[in.y_at(i)] = hidden;
-  }
-};
-
 class GruOp : public OpKernel {
  public:
   explicit GruOp(const OpInit& init)

@@ -8,26 +8,6 @@ namespace mpa::cuda {
 
 namespace {
 
-struct LstmStep {
-  StepInputs in;
-  const float* peepholes;  // null when absent
-  float *h, *c, *y;        // y: null when not requested
-  RecurrentActivation f, g, act_h;
-  bool input_forget;
-
-  __device__ void operator()(int64_t i) const {
-    const int64_t H = in.layout.hidden, j = i % H;
-    LstmPeepholes p;
-    if (peepholes) p = {true, peepholes[j], peepholes[H + j], peepholes[2 * H + j]};
-    float cell = c[i];
-    const float hidden =
-        in.stored(lstm_cell(in.pre(i, 0), in.pre(i, 1), in.pre(i, 2), in.pre(i, 3), p, cell, input_forget, f, g, act_h, in.clip));
-    c[i] = in.stored(cell);
-    h[i] = hidden;
-    if (y) y[in.y_at(i)] = hidden;
-  }
-};
-
 class LstmOp : public OpKernel {
  public:
   explicit LstmOp(const OpInit& init)

@@ -1,7 +1,8 @@
 // What the recurrent ops' CUDA kernels share (ops/lstm.cu, gru.cu, rnn.cu), as ops/recurrent.h is for the
 // CPU's: the node's float32 inputs checked (ops/recurrent_attrs.h), Y zeroed, the input projection X·Wᵀ + Wb
 // of all steps in one cuBLAS GEMM per direction, each step's recurrence state·Rᵀ with the node's GEMM math
-// (backends/cuda/math_modes.h), the initial and final states. Each op's file holds only its cell kernels.
+// (backends/cuda/math_modes.h), the initial and final states. The cells are ops/recurrent_cells.h; each op's
+// file holds its kernel class.
 // float32 only (an fp64 reference runs on the CPU); sequence_lens keeps the node on the CPU
 // (backends/cuda/cuda_backend.cu, declined): its lengths would have to be read on the host.
 #pragma once
@@ -9,7 +10,8 @@
 #include <string>
 
 #include "backends/cuda/launch.cuh"
-#include "backends/cuda/ops/gemm_call.h"
+#include "backends/cuda/ops/cublas_gemm.h"
+#include "backends/cuda/ops/recurrent_cells.h"
 #include "kernels/recurrent.h"
 #include "ops/recurrent_attrs.h"
 #include "tensor/formats.h"
@@ -18,35 +20,6 @@ namespace mpa::cuda {
 
 // Internal to each op's translation unit: its device lambdas and kernels are its own.
 namespace {
-
-// What every cell kernel of one step reads: the layout, the direction and time, the input projection, the
-// recurrence (all gates) and its bias, the clip and the storage format. Unit i is (batch row i / hidden, unit
-// i % hidden).
-struct StepInputs {
-  RecurrentLayout layout;
-  int64_t gates = 1, d = 0, t = 0;
-  const float *projected = nullptr, *recurrent = nullptr, *recurrence_bias = nullptr;
-  float clip = 0;
-  Format storage = Format::FP32;
-
-  __device__ float projection(int64_t i, int64_t gate) const {
-    const int64_t H = layout.hidden;
-    return projected[(layout.x_row(t, i / H) * gates + gate) * H + i % H];
-  }
-  // The recurrence's term with its bias: state·Rᵀ + Rb.
-  __device__ float recurrence(int64_t i, int64_t gate) const {
-    const int64_t H = layout.hidden;
-    return recurrent[(i / H * gates + gate) * H + i % H] + recurrence_bias[gate * H + i % H];
-  }
-  // A gate's pre-activation, summed as on the CPU: projection + recurrence + recurrence bias.
-  __device__ float pre(int64_t i, int64_t gate) const {
-    const int64_t H = layout.hidden;
-    return projection(i, gate) + recurrent[(i / H * gates + gate) * H + i % H] + recurrence_bias[gate * H + i % H];
-  }
-  // A state as stored between steps: on the storage format's grid.
-  __device__ float stored(float v) const { return storage != Format::FP32 ? round_to_format(storage, v) : v; }
-  __device__ int64_t y_at(int64_t i) const { return layout.y_at(t, d, i / layout.hidden, i % layout.hidden); }
-};
 
 inline void zero(Tensor& t) {
   check(cudaMemsetAsync(t.device_raw(running().device()), 0, t.nbytes(), running().stream()), "cudaMemsetAsync");
@@ -104,30 +77,13 @@ class RecurrentSteps {
       zero(projected_);
     }
     if (rows == 0 || dims_.input == 0) return;
-    GemmCall call;
-    call.trans_b = true;
-    call.M = rows;
-    call.N = w;
-    call.K = dims_.input;
-    call.lda = call.ldb = dims_.input;
-    call.ldc = w;
-    call.beta = bias_ ? 1.0 : 0.0;
-    call.b_offsets = {d * w * dims_.input};
-    run_gemm(call, math_, ctx_.input(0), ctx_.input(1), projected_);
+    run_gemm(projection_call(dims_, w, d, bias_ != nullptr), math_, ctx_.input(0), ctx_.input(1), projected_);
   }
 
   // out[batch, n] = state · R_d[first, first + n)ᵀ, R_d's rows from `first` (all gates: first 0, n = width()).
   void recur(int64_t d, const Tensor& state, int64_t first, int64_t n, Tensor& out) const {
     if (dims_.batch == 0) return;
-    GemmCall call;
-    call.trans_b = true;
-    call.M = dims_.batch;
-    call.N = n;
-    call.K = attrs_.hidden;
-    call.lda = call.ldb = attrs_.hidden;
-    call.ldc = n;
-    call.b_offsets = {(d * width() + first) * attrs_.hidden};
-    run_gemm(call, math_, state, ctx_.input(2), out);
+    run_gemm(recurrence_call(dims_.batch, attrs_.hidden, width(), d, first, n), math_, state, ctx_.input(2), out);
   }
   void recur(int64_t d, const Tensor& state) { recur(d, state, 0, width(), recurrent_); }
 

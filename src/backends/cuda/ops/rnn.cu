@@ -7,18 +7,6 @@ namespace mpa::cuda {
 
 namespace {
 
-struct RnnStep {
-  StepInputs in;
-  float *h, *y;  // y: null when not requested
-  RecurrentActivation f;
-
-  __device__ void operator()(int64_t i) const {
-    const float hidden = in.stored(f(in.pre(i, 0), in.clip));
-    h[i] = hidden;
-    if (y) y[in.y_at(i)] = hidden;
-  }
-};
-
 class RnnOp : public OpKernel {
  public:
   explicit RnnOp(const OpInit& init) : attrs_(RecurrentAttrs::read(init, {"Tanh"})) {}
