@@ -210,7 +210,7 @@ std::vector<MixedRuns::NodeFigures> MixedRuns::node_figures(
 }
 
 std::vector<OutputFigures> MixedRuns::bounded_by_the_rest(const std::vector<OutputFigures>& figures,
-                                                      const std::vector<bool>& run) const {
+                                                          const std::vector<bool>& run) const {
   std::vector<OutputFigures> bounded = figures;
   for (size_t s = 0; s < run.size(); ++s)
     if (!run[s])

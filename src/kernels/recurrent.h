@@ -9,25 +9,48 @@
 
 namespace mpa {
 
-enum class RecurrentKind { Sigmoid, Tanh, Relu, Affine, LeakyRelu, ThresholdedRelu, ScaledTanh, HardSigmoid, Elu, Softsign, Softplus };
+enum class RecurrentKind {
+  Sigmoid,
+  Tanh,
+  Relu,
+  Affine,
+  LeakyRelu,
+  ThresholdedRelu,
+  ScaledTanh,
+  HardSigmoid,
+  Elu,
+  Softsign,
+  Softplus
+};
 
 // f(v) with the function's alpha and beta (ONNX defaults filled in by the op's attributes).
 template <RecurrentKind K>
 struct RecurrentFn {
-  template <class T> MPA_HD T operator()(T v, T a, T b) const {
-    if constexpr (K == RecurrentKind::Sigmoid) return SigmoidF{}(v);
-    else if constexpr (K == RecurrentKind::Tanh) return dmath::tanh(v);
-    else if constexpr (K == RecurrentKind::Relu) return v > 0 ? v : T(0);
-    else if constexpr (K == RecurrentKind::Affine) return a * v + b;
-    else if constexpr (K == RecurrentKind::LeakyRelu) return v >= 0 ? v : a * v;
-    else if constexpr (K == RecurrentKind::ThresholdedRelu) return v > a ? v : T(0);
-    else if constexpr (K == RecurrentKind::ScaledTanh) return a * dmath::tanh(b * v);
+  template <class T>
+  MPA_HD T operator()(T v, T a, T b) const {
+    if constexpr (K == RecurrentKind::Sigmoid)
+      return SigmoidF{}(v);
+    else if constexpr (K == RecurrentKind::Tanh)
+      return dmath::tanh(v);
+    else if constexpr (K == RecurrentKind::Relu)
+      return v > 0 ? v : T(0);
+    else if constexpr (K == RecurrentKind::Affine)
+      return a * v + b;
+    else if constexpr (K == RecurrentKind::LeakyRelu)
+      return v >= 0 ? v : a * v;
+    else if constexpr (K == RecurrentKind::ThresholdedRelu)
+      return v > a ? v : T(0);
+    else if constexpr (K == RecurrentKind::ScaledTanh)
+      return a * dmath::tanh(b * v);
     else if constexpr (K == RecurrentKind::HardSigmoid) {
       const T y = a * v + b, below_one = y < T(1) ? y : T(1);  // std::max(0, std::min(1, y))
       return T(0) < below_one ? below_one : T(0);
-    } else if constexpr (K == RecurrentKind::Elu) return v >= 0 ? v : a * (dmath::exp(v) - T(1));
-    else if constexpr (K == RecurrentKind::Softsign) return SoftsignF{}(v);
-    else return SoftplusF{}(v);
+    } else if constexpr (K == RecurrentKind::Elu)
+      return v >= 0 ? v : a * (dmath::exp(v) - T(1));
+    else if constexpr (K == RecurrentKind::Softsign)
+      return SoftsignF{}(v);
+    else
+      return SoftplusF{}(v);
   }
 };
 
@@ -55,18 +78,21 @@ struct RecurrentActivation {
   RecurrentKind kind = RecurrentKind::Sigmoid;
   float alpha = 0, beta = 0;
 
-  template <class T> MPA_HD static T clipped(T v, T clip) {
+  template <class T>
+  MPA_HD static T clipped(T v, T clip) {
     if (!(clip > 0)) return v;
     const T above = v < -clip ? -clip : v;
     return clip < above ? clip : above;
   }
   // One value (a device thread's).
-  template <class T> MPA_HD T operator()(T v, T clip) const {
+  template <class T>
+  MPA_HD T operator()(T v, T clip) const {
     const T a = alpha, b = beta, x = clipped(v, clip);
     return with_recurrent_fn(kind, [&](auto fn) { return fn(x, a, b); });
   }
   // v[i] = f(clip(v[i])) over a gate's values (one loop per kind, so that it vectorises).
-  template <class T> void apply(T* v, int64_t n, T clip) const {
+  template <class T>
+  void apply(T* v, int64_t n, T clip) const {
     if (clip > 0)
       for (int64_t i = 0; i < n; ++i) v[i] = clipped(v[i], clip);
     const T a = alpha, b = beta;
@@ -78,10 +104,14 @@ struct RecurrentActivation {
 
 // The LSTM's new cell state from its forget, input and cell gates, and the GRU's new hidden state from its
 // update gate z, candidate c and previous state h (ONNX's formulas, in this order of operations).
-template <class T> MPA_HD T lstm_cell_state(T forget, T cell, T input, T candidate) {
+template <class T>
+MPA_HD T lstm_cell_state(T forget, T cell, T input, T candidate) {
   return forget * cell + input * candidate;
 }
-template <class T> MPA_HD T gru_hidden(T z, T candidate, T h) { return (T(1) - z) * candidate + z * h; }
+template <class T>
+MPA_HD T gru_hidden(T z, T candidate, T h) {
+  return (T(1) - z) * candidate + z * h;
+}
 
 // The LSTM cell of one hidden unit (ONNX gate order i, o, f, c), as ops/lstm.cpp computes it gate by gate on
 // the CPU: the gates' pre-activations (input projection + recurrence + recurrence bias, summed in that order),

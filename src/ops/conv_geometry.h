@@ -38,7 +38,8 @@ struct WindowGeometry {
       v.insert(v.begin(), first);
       return v;
     };
-    return {lead(in, 1), lead(kernel, 1), lead(stride, 1), lead(dilation, 1), lead(pad_begin, 0), lead(pad_end, 0), lead(out, 1)};
+    return {lead(in, 1),        lead(kernel, 1),  lead(stride, 1), lead(dilation, 1),
+            lead(pad_begin, 0), lead(pad_end, 0), lead(out, 1)};
   }
 };
 

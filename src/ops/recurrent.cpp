@@ -20,13 +20,17 @@ struct ActivationSpec {
 const std::map<std::string, ActivationSpec>& activation_specs() {
   using K = RecurrentKind;
   const float none = NAN;
-  static const std::map<std::string, ActivationSpec> specs = {
-      {"sigmoid", {K::Sigmoid, none, none}},        {"tanh", {K::Tanh, none, none}},
-      {"relu", {K::Relu, none, none}},              {"affine", {K::Affine, 1.f, 0.f}},
-      {"leakyrelu", {K::LeakyRelu, 0.01f, none}},   {"thresholdedrelu", {K::ThresholdedRelu, 1.f, none}},
-      {"scaledtanh", {K::ScaledTanh, 1.f, 1.f}},    {"hardsigmoid", {K::HardSigmoid, 0.2f, 0.5f}},
-      {"elu", {K::Elu, 1.f, none}},                 {"softsign", {K::Softsign, none, none}},
-      {"softplus", {K::Softplus, none, none}}};
+  static const std::map<std::string, ActivationSpec> specs = {{"sigmoid", {K::Sigmoid, none, none}},
+                                                              {"tanh", {K::Tanh, none, none}},
+                                                              {"relu", {K::Relu, none, none}},
+                                                              {"affine", {K::Affine, 1.f, 0.f}},
+                                                              {"leakyrelu", {K::LeakyRelu, 0.01f, none}},
+                                                              {"thresholdedrelu", {K::ThresholdedRelu, 1.f, none}},
+                                                              {"scaledtanh", {K::ScaledTanh, 1.f, 1.f}},
+                                                              {"hardsigmoid", {K::HardSigmoid, 0.2f, 0.5f}},
+                                                              {"elu", {K::Elu, 1.f, none}},
+                                                              {"softsign", {K::Softsign, none, none}},
+                                                              {"softplus", {K::Softplus, none, none}}};
   return specs;
 }
 
@@ -36,9 +40,12 @@ RecurrentAttrs RecurrentAttrs::read(const OpInit& init, const std::vector<std::s
   const std::string label = init.node().label();
   RecurrentAttrs a;
   const std::string direction = init.get_string("direction", "forward");
-  if (direction == "bidirectional") a.directions = 2;
-  else if (direction == "reverse") a.reverse_only = true;
-  else if (direction != "forward") fail(label + ": direction '" + direction + "' is not forward, reverse or bidirectional");
+  if (direction == "bidirectional")
+    a.directions = 2;
+  else if (direction == "reverse")
+    a.reverse_only = true;
+  else if (direction != "forward")
+    fail(label + ": direction '" + direction + "' is not forward, reverse or bidirectional");
   a.hidden = init.require_int("hidden_size");
   if (a.hidden < 1) fail(label + ": hidden_size " + std::to_string(a.hidden) + " must be positive");
   a.clip = init.get_float("clip", 0.f);
@@ -71,7 +78,8 @@ RecurrentAttrs RecurrentAttrs::read(const OpInit& init, const std::vector<std::s
 RecurrentDims RecurrentDims::of(const KernelContext& ctx, const RecurrentAttrs& attrs, int64_t gates, DType dtype) {
   const std::string label = ctx.node().label();
   const Tensor& x = ctx.input(0);
-  if (x.dtype() != dtype) throw UnsupportedType(label + ": element type " + dtype_name(x.dtype()) + " is not supported");
+  if (x.dtype() != dtype)
+    throw UnsupportedType(label + ": element type " + dtype_name(x.dtype()) + " is not supported");
   if (x.rank() != 3) fail(label + ": X has shape " + shape_str(x.shape()) + ", needs rank 3");
   RecurrentDims dims;
   dims.seq = attrs.layout == 0 ? x.dim(0) : x.dim(1);
@@ -110,10 +118,14 @@ RecurrentRun<T>::RecurrentRun(KernelContext& ctx, const RecurrentAttrs& attrs, i
   lengths_.assign(size_t(batch_), seq_);
   if (ctx.has_input(4)) {
     const Tensor& lens = ctx.input(4);
-    if (lens.numel() != batch_) fail(label + ": sequence_lens has " + std::to_string(lens.numel()) + " values for batch " + std::to_string(batch_));
+    if (lens.numel() != batch_)
+      fail(label + ": sequence_lens has " + std::to_string(lens.numel()) + " values for batch " +
+           std::to_string(batch_));
     for (int64_t b = 0; b < batch_; ++b) {
       const int64_t len = lens.dtype() == DType::Int64 ? lens.data<int64_t>()[b] : lens.data<int32_t>()[b];
-      if (len < 0 || len > seq_) fail(label + ": sequence_lens[" + std::to_string(b) + "] = " + std::to_string(len) + " outside [0, " + std::to_string(seq_) + "]");
+      if (len < 0 || len > seq_)
+        fail(label + ": sequence_lens[" + std::to_string(b) + "] = " + std::to_string(len) + " outside [0, " +
+             std::to_string(seq_) + "]");
       lengths_[size_t(b)] = len;
     }
   }
@@ -126,7 +138,8 @@ RecurrentRun<T>::RecurrentRun(KernelContext& ctx, const RecurrentAttrs& attrs, i
     rows.resize(size_t(seq_ * batch_ * input_));
     for (int64_t b = 0; b < batch_; ++b)
       for (int64_t t = 0; t < seq_; ++t)
-        std::memcpy(&rows[size_t((t * batch_ + b) * input_)], xr + layout_.x_row(t, b) * input_, size_t(input_) * sizeof(T));
+        std::memcpy(&rows[size_t((t * batch_ + b) * input_)], xr + layout_.x_row(t, b) * input_,
+                    size_t(input_) * sizeof(T));
     xr = rows.data();
   }
   const T* w = ctx.input(1).data<T>();
@@ -196,7 +209,8 @@ template <class T>
 void RecurrentRun<T>::write_final(size_t output, const std::vector<std::vector<T>>& finals) {
   if (!ctx_.output_requested(output)) return;
   const int64_t H = attrs_.hidden, dirs = attrs_.directions;
-  Tensor& out = ctx_.allocate_output(output, DTypeOf<T>::value, RecurrentDims{seq_, batch_, input_}.state_shape(attrs_));
+  Tensor& out =
+      ctx_.allocate_output(output, DTypeOf<T>::value, RecurrentDims{seq_, batch_, input_}.state_shape(attrs_));
   for (int d = 0; d < dirs; ++d)
     for (int64_t b = 0; b < batch_; ++b) {
       const int64_t at = layout_.state_at(d, b, 0);

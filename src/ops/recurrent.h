@@ -1,8 +1,8 @@
 // What RNN, GRU and LSTM share on the CPU, over their attributes and dimensions (ops/recurrent_attrs.h): the
 // input projection X·Wᵀ + Wb for all steps at once through the GEMM seam (so TF32 / fp16-accumulation math
-// applies), per-batch sequence lengths, and writing Y / Y_h. Each op file holds only its cell. Computes in the tensors' type (float, or double for
-// an fp64 reference); under a 16-bit storage format the float hidden (and cell) state is rounded onto the
-// format after every step, as a GPU runtime stores it between steps in the tensor's type.
+// applies), per-batch sequence lengths, and writing Y / Y_h. Each op file holds only its cell. Computes in the tensors'
+// type (float, or double for an fp64 reference); under a 16-bit storage format the float hidden (and cell) state is
+// rounded onto the format after every step, as a GPU runtime stores it between steps in the tensor's type.
 #pragma once
 #include <string>
 #include <vector>
@@ -29,9 +29,7 @@ class RecurrentRun {
   int64_t length(int64_t b) const { return lengths_[size_t(b)]; }
   // Time index of step s for batch row b in direction d (reverse directions walk each row's own length
   // backwards).
-  int64_t time(int direction, int64_t s, int64_t b) const {
-    return is_reverse(direction) ? length(b) - 1 - s : s;
-  }
+  int64_t time(int direction, int64_t s, int64_t b) const { return is_reverse(direction) ? length(b) - 1 - s : s; }
   bool is_reverse(int direction) const { return attrs_.reverse_only || direction == 1; }
   // X·W_dᵀ + Wb_d for every (t, b): row t * batch + b, G * hidden wide.
   const std::vector<T>& projected(int direction) const { return projected_[size_t(direction)]; }

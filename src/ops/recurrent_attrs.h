@@ -49,7 +49,8 @@ struct RecurrentDims {
   static RecurrentDims of(const KernelContext& ctx, const RecurrentAttrs& attrs, int64_t gates, DType dtype);
   // initial_h / initial_c: [directions, batch, hidden], or [batch, directions, hidden] in layout 1.
   Shape state_shape(const RecurrentAttrs& attrs) const {
-    return attrs.layout == 0 ? Shape{attrs.directions, batch, attrs.hidden} : Shape{batch, attrs.directions, attrs.hidden};
+    return attrs.layout == 0 ? Shape{attrs.directions, batch, attrs.hidden}
+                             : Shape{batch, attrs.directions, attrs.hidden};
   }
   RecurrentLayout layout(const RecurrentAttrs& attrs) const {
     return {seq, batch, attrs.hidden, attrs.directions, attrs.layout == 1};

@@ -6,27 +6,20 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <random>
 
 #include "backends/cpu/gemm.h"
 #include "backends/cuda/ops/recurrent_cells.h"
 #include "backends/cuda/ops/transposed_columns.h"
 #include "model/loader.h"
 #include "runtime/session.h"
+#include "support/audit_helpers.h"
 #include "support/model_builder.h"
 
 using namespace mpa;
 using mpa::test::ModelBuilder;
+using mpa::test::values;
 
 namespace {
-
-std::vector<float> normal(int64_t n, uint32_t seed, float scale) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> d(0.f, scale);
-  std::vector<float> v(static_cast<size_t>(n));
-  for (float& x : v) x = d(rng);
-  return v;
-}
 
 // Values as the executor gives them to a node computing in `format`: on its grid.
 std::vector<float> in_format(std::vector<float> v, Format format) {
@@ -76,13 +69,13 @@ RecurrentRun run_on_cpu(const RecurrentCase& c, Format format) {
   const int64_t D = c.bidirectional ? 2 : 1, width = c.gates * c.hidden;
   const Shape x_shape = c.batch_first ? Shape{c.batch, c.seq, c.input} : Shape{c.seq, c.batch, c.input};
   const Shape state_shape = c.batch_first ? Shape{c.batch, D, c.hidden} : Shape{D, c.batch, c.hidden};
-  run.x = normal(c.seq * c.batch * c.input, 1, 1.f);
-  run.w = normal(D * width * c.input, 2, 0.5f);
-  run.r = normal(D * width * c.hidden, 3, 0.4f);
-  run.b = normal(D * 2 * width, 4, 0.3f);
-  run.initial_h = normal(D * c.batch * c.hidden, 5, 0.5f);
-  run.initial_c = normal(D * c.batch * c.hidden, 6, 0.5f);
-  run.p = normal(D * 3 * c.hidden, 7, 0.3f);
+  run.x = values(static_cast<size_t>(c.seq * c.batch * c.input), 1.f, 1);
+  run.w = values(static_cast<size_t>(D * width * c.input), 0.5f, 2);
+  run.r = values(static_cast<size_t>(D * width * c.hidden), 0.4f, 3);
+  run.b = values(static_cast<size_t>(D * 2 * width), 0.3f, 4);
+  run.initial_h = values(static_cast<size_t>(D * c.batch * c.hidden), 0.5f, 5);
+  run.initial_c = values(static_cast<size_t>(D * c.batch * c.hidden), 0.5f, 6);
+  run.p = values(static_cast<size_t>(D * 3 * c.hidden), 0.3f, 7);
   ModelBuilder m(14);
   m.input("x", onnx::TensorProto::FLOAT, x_shape);
   m.initializer("w", {D, width, c.input}, run.w);
@@ -127,9 +120,10 @@ RecurrentRun run_on_cpu(const RecurrentCase& c, Format format) {
   run.attrs.hidden = c.hidden;
   run.attrs.clip = c.clip;
   run.attrs.layout = c.batch_first ? 1 : 0;
-  const std::vector<RecurrentKind> kinds = c.op == "LSTM"  ? std::vector{RecurrentKind::Sigmoid, RecurrentKind::Tanh, RecurrentKind::Tanh}
-                                           : c.op == "GRU" ? std::vector{RecurrentKind::Sigmoid, RecurrentKind::Tanh}
-                                                           : std::vector{RecurrentKind::Tanh};
+  const std::vector<RecurrentKind> kinds =
+      c.op == "LSTM"  ? std::vector{RecurrentKind::Sigmoid, RecurrentKind::Tanh, RecurrentKind::Tanh}
+      : c.op == "GRU" ? std::vector{RecurrentKind::Sigmoid, RecurrentKind::Tanh}
+                      : std::vector{RecurrentKind::Tanh};
   for (int64_t d = 0; d < D; ++d)
     for (RecurrentKind k : kinds) run.attrs.activations.push_back({k, 0.f, 0.f});
   run.dims = {c.seq, c.batch, c.input};
@@ -152,17 +146,21 @@ HostOutputs run_cells_on_host(const RecurrentCase& c, const RecurrentRun& run, F
   std::vector<float> projected(static_cast<size_t>(c.seq * B * width)), recurrent(static_cast<size_t>(B * width));
   std::vector<float> h(static_cast<size_t>(units)), cell(h), z(h), candidate(h), reset(h);
   for (int64_t d = 0; d < D; ++d) {
-    for (size_t i = 0; i < projected.size(); ++i) projected[i] = run.b[static_cast<size_t>(d * 2 * width) + i % size_t(width)];
+    for (size_t i = 0; i < projected.size(); ++i)
+      projected[i] = run.b[static_cast<size_t>(d * 2 * width) + i % size_t(width)];
     run_on_host(cuda::projection_call(run.dims, width, d, true), run.x.data(), run.w.data(), projected.data());
     for (int64_t i = 0; i < units; ++i) {
       const size_t at = size_t(layout.state_at(d, i / H, i % H));
       h[size_t(i)] = c.initial ? run.initial_h[at] : 0.f;
       cell[size_t(i)] = c.initial ? run.initial_c[at] : 0.f;
     }
-    const cuda::StepInputs in{layout, c.gates, d, 0, projected.data(), recurrent.data(), run.b.data() + d * 2 * width + width,
-                              attrs.clip, format};
+    const cuda::StepInputs in{
+        layout,     c.gates, d, 0, projected.data(), recurrent.data(), run.b.data() + d * 2 * width + width,
+        attrs.clip, format};
     const int direction = static_cast<int>(d);
-    const auto activation = [&](size_t which) { return attrs.activation(direction, which, size_t(c.gates == 4 ? 3 : c.gates == 3 ? 2 : 1)); };
+    const auto activation = [&](size_t which) {
+      return attrs.activation(direction, which, size_t(c.gates == 4 ? 3 : c.gates == 3 ? 2 : 1));
+    };
     // One step: the recurrence of the state, then `cells` over every unit.
     const auto steps = [&](auto& cell_kernel, const auto& cells) {
       for (int64_t s = 0; s < c.seq; ++s) {
@@ -172,15 +170,23 @@ HostOutputs run_cells_on_host(const RecurrentCase& c, const RecurrentRun& run, F
       }
     };
     if (c.op == "LSTM") {
-      cuda::LstmStep lstm{in, c.peepholes ? run.p.data() + d * 3 * H : nullptr, h.data(), cell.data(), out.y.data(),
-                          activation(0), activation(1), activation(2), c.input_forget};
+      cuda::LstmStep lstm{in,
+                          c.peepholes ? run.p.data() + d * 3 * H : nullptr,
+                          h.data(),
+                          cell.data(),
+                          out.y.data(),
+                          activation(0),
+                          activation(1),
+                          activation(2),
+                          c.input_forget};
       steps(lstm, [&] {
         for (int64_t i = 0; i < units; ++i) lstm(i);
       });
     } else if (c.op == "GRU") {
-      cuda::GruGates gates{in, h.data(), z.data(), candidate.data(), c.linear_before_reset ? nullptr : reset.data(),
-                           activation(0)};
-      cuda::GruState state{in, z.data(), candidate.data(), !c.linear_before_reset, h.data(), out.y.data(), activation(1)};
+      cuda::GruGates gates{
+          in, h.data(), z.data(), candidate.data(), c.linear_before_reset ? nullptr : reset.data(), activation(0)};
+      cuda::GruState state{in,       z.data(),     candidate.data(), !c.linear_before_reset,
+                           h.data(), out.y.data(), activation(1)};
       steps(gates, [&] {
         state.in.t = gates.in.t;
         for (int64_t i = 0; i < units; ++i) gates(i);
@@ -231,8 +237,8 @@ TEST(CudaKernelsOnHost, RecurrentCellsAndStepsMatchTheCpuOps) {
 TEST(CudaKernelsOnHost, TransposedColumnsMatchTheCpuConvTranspose) {
   // 2-D, two groups, strides, uneven pads, output padding and dilation, with a bias.
   const Shape x_shape{2, 4, 5, 6}, w_shape{4, 3, 3, 2};
-  const std::vector<float> x = normal(shape_numel(x_shape), 11, 1.f), w = normal(shape_numel(w_shape), 12, 0.5f),
-                           bias = normal(6, 13, 0.3f);
+  const std::vector<float> x = values(static_cast<size_t>(shape_numel(x_shape)), 1.f, 11);
+  const std::vector<float> w = values(static_cast<size_t>(shape_numel(w_shape)), 0.5f, 12), bias = values(6, 0.3f, 13);
   ModelBuilder m(17);
   m.input("x", onnx::TensorProto::FLOAT, x_shape);
   m.initializer("w", w_shape, w);
@@ -249,12 +255,14 @@ TEST(CudaKernelsOnHost, TransposedColumnsMatchTheCpuConvTranspose) {
 
   WindowAttrs attrs;
   attrs.strides = {2, 3}, attrs.pads = {1, 0, 0, 2}, attrs.output_padding = {1, 2}, attrs.dilations = {1, 2};
-  const Tensor xt = Tensor::from_vector(x, x_shape), wt = Tensor::from_vector(w, w_shape), bt = Tensor::from_vector(bias, {6});
+  const Tensor xt = Tensor::from_vector(x, x_shape), wt = Tensor::from_vector(w, w_shape),
+               bt = Tensor::from_vector(bias, {6});
   const TransposedConv shape = transposed_conv("ConvTranspose", attrs, 2, xt, wt, &bt);
   ASSERT_EQ(shape.out_shape, cpu.shape());
   const cuda::Col2im windows(shape.g);
   const int64_t channels = x_shape[1], mg = shape.group_outputs, out_channels = 2 * mg;
-  std::vector<float> y(static_cast<size_t>(cpu.numel())), col(static_cast<size_t>(mg * windows.kernel_size * windows.in_size));
+  std::vector<float> y(static_cast<size_t>(cpu.numel())),
+      col(static_cast<size_t>(mg * windows.kernel_size * windows.in_size));
   for (size_t i = 0; i < y.size(); ++i) y[i] = bias[(i / size_t(windows.out_size)) % size_t(out_channels)];
   for (int64_t image = 0; image < x_shape[0]; ++image)
     for (int64_t g = 0; g < 2; ++g) {

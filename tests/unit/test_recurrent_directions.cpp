@@ -4,26 +4,19 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
-#include <random>
 
 #include "model/loader.h"
 #include "runtime/session.h"
+#include "support/audit_helpers.h"
 #include "support/model_builder.h"
 
 using namespace mpa;
 using mpa::test::ModelBuilder;
+using mpa::test::values;
 
 namespace {
 
 constexpr int64_t kSeq = 6, kBatch = 4, kInput = 8, kHidden = 128;
-
-std::vector<float> normal(int64_t n, uint32_t seed, float scale) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> d(0.f, scale);
-  std::vector<float> v(static_cast<size_t>(n));
-  for (float& x : v) x = d(rng);
-  return v;
-}
 
 // X [6, 4, 8] -> op (bidirectional, hidden 128) -> Y, Y_h. Each step's recurrence is [4, 128] x [128, gates x
 // 128]: at least 256K multiply-adds for LSTM and GRU, so the GEMM is split into blocks over the threads.
@@ -31,9 +24,9 @@ std::shared_ptr<const Graph> bidirectional(const std::string& op, int64_t gates)
   ModelBuilder b(14);
   b.input("x", onnx::TensorProto::FLOAT, {kSeq, kBatch, kInput});
   const int64_t width = gates * kHidden;
-  b.initializer("w", {2, width, kInput}, normal(2 * width * kInput, 1, 0.3f));
-  b.initializer("r", {2, width, kHidden}, normal(2 * width * kHidden, 2, 0.1f));
-  b.initializer("b", {2, 2 * width}, normal(4 * width, 3, 0.1f));
+  b.initializer("w", {2, width, kInput}, values(static_cast<size_t>(2 * width * kInput), 0.3f, 1));
+  b.initializer("r", {2, width, kHidden}, values(static_cast<size_t>(2 * width * kHidden), 0.1f, 2));
+  b.initializer("b", {2, 2 * width}, values(static_cast<size_t>(4 * width), 0.1f, 3));
   onnx::NodeProto& n = b.node(op, {"x", "w", "r", "b"}, {"y", "y_h"}, op);
   ModelBuilder::set_int(n, "hidden_size", kHidden);
   ModelBuilder::set_string(n, "direction", "bidirectional");
@@ -46,7 +39,8 @@ TensorMap run(const std::shared_ptr<const Graph>& graph, int threads, Format pre
   o.threads = threads;
   o.precision = precision;
   const Session s(graph, o);
-  return s.run({{"x", Tensor::from_vector(normal(kSeq * kBatch * kInput, 4, 1.f), {kSeq, kBatch, kInput})}});
+  const std::vector<float> x = values(static_cast<size_t>(kSeq * kBatch * kInput), 1.f, 4);
+  return s.run({{"x", Tensor::from_vector(x, {kSeq, kBatch, kInput})}});
 }
 
 }  // namespace

@@ -15,7 +15,7 @@ namespace {
 // y (bias or zeros first) += col2im(W_gᵀ·X_g) per image n and group.
 template <class T>
 void transposed_convolution(const KernelContext& ctx, const Tensor& x, const Tensor& w, const Tensor* b,
-                          const TransposedConv& shape, int64_t group, Tensor& y) {
+                            const TransposedConv& shape, int64_t group, Tensor& y) {
   const Col2im windows(shape.g);
   const int64_t batch = x.dim(0), channels = x.dim(1), cg = shape.group_channels, mg = shape.group_outputs;
   const int64_t out_channels = mg * group, out_size = windows.out_size, ksize = windows.kernel_size;

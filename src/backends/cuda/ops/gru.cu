@@ -25,11 +25,19 @@ class GruOp : public OpKernel {
       run.project(d);
       run.initial(5, d, h);
       const int direction = static_cast<int>(d);
-      GruGates gates{run.inputs(d, attrs_.clip), device_data<float>(h), device_data<float>(z),
-                     device_data<float>(candidate), reset ? device_data<float>(*reset) : nullptr,
+      GruGates gates{run.inputs(d, attrs_.clip),
+                     device_data<float>(h),
+                     device_data<float>(z),
+                     device_data<float>(candidate),
+                     reset ? device_data<float>(*reset) : nullptr,
                      attrs_.activation(direction, 0, 2)};
-      GruState state{run.inputs(d, attrs_.clip), device_data<float>(z), device_data<float>(candidate),
-                     !linear_before_reset_, device_data<float>(h), run.y(), attrs_.activation(direction, 1, 2)};
+      GruState state{run.inputs(d, attrs_.clip),
+                     device_data<float>(z),
+                     device_data<float>(candidate),
+                     !linear_before_reset_,
+                     device_data<float>(h),
+                     run.y(),
+                     attrs_.activation(direction, 1, 2)};
       for (int64_t s = 0; s < run.steps(); ++s) {
         gates.in.t = state.in.t = run.time(d, s);
         run.recur(d, h);

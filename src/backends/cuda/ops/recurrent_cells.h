@@ -44,7 +44,7 @@ struct StepInputs {
 
 // The projection X·W_dᵀ onto `projected` [seq x batch, width], its rows in X's own order (RecurrentLayout::x_row
 // finds a step's rows); with_bias: blended onto Wb_d already written there.
-inline GemmCall projection_call(const RecurrentDims& dims, int64_t width, int64_t d, bool with_bias) {
+inline GemmCall projection_call(const RecurrentDims &dims, int64_t width, int64_t d, bool with_bias) {
   GemmCall call;
   call.trans_b = true;
   call.M = dims.seq * dims.batch;
@@ -73,7 +73,7 @@ inline GemmCall recurrence_call(int64_t batch, int64_t hidden, int64_t width, in
 
 struct LstmStep {
   StepInputs in;
-  const float* peepholes;  // null when absent
+  const float *peepholes;  // null when absent
   float *h, *c, *y;        // y: null when not requested
   RecurrentActivation f, g, act_h;
   bool input_forget;
@@ -83,8 +83,8 @@ struct LstmStep {
     LstmPeepholes p;
     if (peepholes) p = {true, peepholes[j], peepholes[H + j], peepholes[2 * H + j]};
     float cell = c[i];
-    const float hidden =
-        in.stored(lstm_cell(in.pre(i, 0), in.pre(i, 1), in.pre(i, 2), in.pre(i, 3), p, cell, input_forget, f, g, act_h, in.clip));
+    const float hidden = in.stored(
+        lstm_cell(in.pre(i, 0), in.pre(i, 1), in.pre(i, 2), in.pre(i, 3), p, cell, input_forget, f, g, act_h, in.clip));
     c[i] = in.stored(cell);
     h[i] = hidden;
     if (y) y[in.y_at(i)] = hidden;
@@ -106,7 +106,7 @@ struct RnnStep {
 // z and r; the candidate's recurrent term r ⊙ (H·Rhᵀ + Rbh) (linear_before_reset), or r ⊙ H for its GEMM.
 struct GruGates {
   StepInputs in;
-  const float* h;
+  const float *h;
   float *z, *candidate, *reset;  // reset: null when linear_before_reset
   RecurrentActivation f;
 
