@@ -149,8 +149,9 @@ WindowGeometry transposed_geometry(const std::string& label, const WindowAttrs& 
   return g;
 }
 
-TransposedConv transposed_conv(const std::string& label, const WindowAttrs& attrs, int64_t group, const Tensor& x,
+TransposedConv transposed_conv(const std::string& label, const TransposedConvAttrs& attrs, const Tensor& x,
                                const Tensor& w, const Tensor* b) {
+  const int64_t group = attrs.group;
   if (!(x.rank() >= 3)) fail(label + ": input X has shape " + shape_str(x.shape()) + ", needs N x C x spatial");
   if (!(w.rank() == x.rank()))
     fail(label + ": weight W has shape " + shape_str(w.shape()) + ", input X " + shape_str(x.shape()));
@@ -168,7 +169,7 @@ TransposedConv transposed_conv(const std::string& label, const WindowAttrs& attr
   const Shape in_spatial(x.shape().begin() + 2, x.shape().end());
   const Shape kernel(w.shape().begin() + 2, w.shape().end());
   TransposedConv t;
-  t.g = transposed_geometry(label, attrs, in_spatial, kernel);
+  t.g = transposed_geometry(label, attrs.window, in_spatial, kernel);
   t.out_shape = {x.dim(0), out_channels};
   t.out_shape.insert(t.out_shape.end(), t.g.out.begin(), t.g.out.end());
   t.group_channels = channels / group;

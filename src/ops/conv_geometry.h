@@ -51,6 +51,13 @@ WindowGeometry window_geometry(const std::string& label, const WindowAttrs& attr
 WindowGeometry transposed_geometry(const std::string& label, const WindowAttrs& attrs, const Shape& in_spatial,
                                    const Shape& kernel);
 
+// ConvTranspose's attributes: its windows' and the group count.
+struct TransposedConvAttrs {
+  WindowAttrs window;
+  int64_t group = 1;
+  static TransposedConvAttrs read(const OpInit& init) { return {WindowAttrs::read(init), init.get_int("group", 1)}; }
+};
+
 // ConvTranspose's X [N, C, in...], W [C, M / group, kernel...] and optional B [M], checked, with its geometry
 // and output shape [N, M, out...]: what every backend's kernel starts from.
 struct TransposedConv {
@@ -58,7 +65,7 @@ struct TransposedConv {
   Shape out_shape;
   int64_t group_channels = 0, group_outputs = 0;  // C / group, M / group
 };
-TransposedConv transposed_conv(const std::string& label, const WindowAttrs& attrs, int64_t group, const Tensor& x,
+TransposedConv transposed_conv(const std::string& label, const TransposedConvAttrs& attrs, const Tensor& x,
                                const Tensor& w, const Tensor* b);
 
 // Walks the rows of a window mapping for one kernel offset. Positions p of the `from` grid map to

@@ -39,13 +39,11 @@ void col2im(const Acc* col, const WindowGeometry& g, int64_t channels, Acc* y) {
 
 class ConvTransposeOp : public OpKernel {
  public:
-  explicit ConvTransposeOp(const OpInit& init) : attrs_(WindowAttrs::read(init)), group_(init.get_int("group", 1)) {}
+  explicit ConvTransposeOp(const OpInit& init) : attrs_(TransposedConvAttrs::read(init)) {}
 
   void compute(KernelContext& ctx) const override {
-    const Tensor& x = ctx.input(0);
-    const Tensor& w = ctx.input(1);
-    const Tensor* b = ctx.optional_input(2);
-    const TransposedConv shape = transposed_conv(ctx.node().label(), attrs_, group_, x, w, b);
+    const Tensor &x = ctx.input(0), &w = ctx.input(1), *b = ctx.optional_input(2);
+    const TransposedConv shape = transposed_conv(ctx.node().label(), attrs_, x, w, b);
     const WindowGeometry& g = shape.g;
     Tensor& y = ctx.allocate_output(0, x.dtype(), shape.out_shape);
     visit_float(x.dtype(), [&](auto tag) {
@@ -65,8 +63,9 @@ class ConvTransposeOp : public OpKernel {
     const Acc* bias = bt ? as_acc<T>(*bt, bh) : nullptr;
     AccOutput<T> out(yt);
     Acc* y = out.data();
-    const int64_t batch = xt.dim(0), channels = xt.dim(1), cg = channels / group_, mg = wt.dim(1);
-    const int64_t out_channels = mg * group_, ksize = g.kernel_size(), in_size = g.in_size(), out_size = g.out_size();
+    const int64_t batch = xt.dim(0), channels = xt.dim(1), cg = channels / attrs_.group, mg = wt.dim(1);
+    const int64_t out_channels = mg * attrs_.group, ksize = g.kernel_size(), in_size = g.in_size(),
+                  out_size = g.out_size();
     if (yt.numel() == 0) return out.finish();
     Acc* col = scratch<Acc>(0, static_cast<size_t>(mg * ksize * in_size));
     for (int64_t n = 0; n < batch; ++n) {
@@ -75,7 +74,7 @@ class ConvTransposeOp : public OpKernel {
         for (int64_t m = lo; m < hi; ++m)
           std::fill(yn + m * out_size, yn + (m + 1) * out_size, bias ? bias[m] : Acc(0));
       });
-      for (int64_t gi = 0; gi < group_; ++gi) {
+      for (int64_t gi = 0; gi < attrs_.group; ++gi) {
         cpu::gemm(true, false, mg * ksize, in_size, cg, Acc(1), w + gi * cg * mg * ksize, mg * ksize,
                   x + (n * channels + gi * cg) * in_size, in_size, Acc(0), col, in_size, math);
         col2im(col, g, mg, yn + gi * mg * out_size);
@@ -84,8 +83,7 @@ class ConvTransposeOp : public OpKernel {
     out.finish();
   }
 
-  WindowAttrs attrs_;
-  int64_t group_;
+  TransposedConvAttrs attrs_;
 };
 
 }  // namespace

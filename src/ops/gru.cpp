@@ -8,9 +8,7 @@ namespace {
 
 class GruOp : public OpKernel {
  public:
-  explicit GruOp(const OpInit& init)
-      : attrs_(RecurrentAttrs::read(init, {"Sigmoid", "Tanh"})),
-        linear_before_reset_(init.get_int("linear_before_reset", 0) != 0) {}
+  explicit GruOp(const OpInit& init) : attrs_(GruAttrs::read(init)) {}
 
   void compute(KernelContext& ctx) const override { run_recurrent_cell(*this, ctx); }
 
@@ -36,12 +34,12 @@ class GruOp : public OpKernel {
           f.apply(zb, H, T(attrs_.clip));
           f.apply(rb, H, T(attrs_.clip));
           // linear_before_reset: r ⊙ (H·Rhᵀ + Rbh); otherwise (r ⊙ H)·Rhᵀ + Rbh, multiplied below.
-          if (linear_before_reset_)
+          if (attrs_.linear_before_reset)
             for (int64_t j = 0; j < H; ++j) cb[j] = rb[j] * (r[2 * H + j] + Rb[2 * H + j]);
           else
             for (int64_t j = 0; j < H; ++j) rb[j] *= hs[size_t(b * H + j)];
         }
-        if (!linear_before_reset_) {
+        if (!attrs_.linear_before_reset) {
           // r ⊙ H is a GEMM operand: in the storage format, as a GPU's GEMM reads it (and as every other GEMM
           // operand here is).
           run.store_state(reset);
@@ -66,8 +64,7 @@ class GruOp : public OpKernel {
   }
 
  private:
-  RecurrentAttrs attrs_;
-  bool linear_before_reset_;
+  GruAttrs attrs_;
 };
 
 }  // namespace

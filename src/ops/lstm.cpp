@@ -10,9 +10,7 @@ namespace {
 
 class LstmOp : public OpKernel {
  public:
-  explicit LstmOp(const OpInit& init)
-      : attrs_(RecurrentAttrs::read(init, {"Sigmoid", "Tanh", "Tanh"})),
-        input_forget_(init.get_int("input_forget", 0) != 0) {}
+  explicit LstmOp(const OpInit& init) : attrs_(LstmAttrs::read(init)) {}
 
   void compute(KernelContext& ctx) const override { run_recurrent_cell(*this, ctx); }
 
@@ -42,7 +40,7 @@ class LstmOp : public OpKernel {
           if (P)
             for (int64_t j = 0; j < H; ++j) gi[j] += P[j] * cb[j], gf[j] += P[2 * H + j] * cb[j];
           f.apply(gi, H, T(attrs_.clip));
-          if (input_forget_) {
+          if (attrs_.input_forget) {
             for (int64_t j = 0; j < H; ++j) gf[j] = T(1) - gi[j];
           } else {
             f.apply(gf, H, T(attrs_.clip));
@@ -69,8 +67,7 @@ class LstmOp : public OpKernel {
   }
 
  private:
-  RecurrentAttrs attrs_;
-  bool input_forget_;
+  LstmAttrs attrs_;
 };
 
 }  // namespace

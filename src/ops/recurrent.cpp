@@ -75,6 +75,20 @@ RecurrentAttrs RecurrentAttrs::read(const OpInit& init, const std::vector<std::s
   return a;
 }
 
+LstmAttrs LstmAttrs::read(const OpInit& init) {
+  LstmAttrs a;
+  static_cast<RecurrentAttrs&>(a) = RecurrentAttrs::read(init, {"Sigmoid", "Tanh", "Tanh"});
+  a.input_forget = init.get_int("input_forget", 0) != 0;
+  return a;
+}
+
+GruAttrs GruAttrs::read(const OpInit& init) {
+  GruAttrs a;
+  static_cast<RecurrentAttrs&>(a) = RecurrentAttrs::read(init, {"Sigmoid", "Tanh"});
+  a.linear_before_reset = init.get_int("linear_before_reset", 0) != 0;
+  return a;
+}
+
 RecurrentDims RecurrentDims::of(const KernelContext& ctx, const RecurrentAttrs& attrs, int64_t gates, DType dtype) {
   const std::string label = ctx.node().label();
   const Tensor& x = ctx.input(0);

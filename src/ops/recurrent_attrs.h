@@ -26,6 +26,16 @@ struct RecurrentAttrs {
   }
 };
 
+// LSTM's and GRU's attributes: the shared ones, read with the op's default activation functions, and its own.
+struct LstmAttrs : RecurrentAttrs {
+  bool input_forget = false;
+  static LstmAttrs read(const OpInit& init);
+};
+struct GruAttrs : RecurrentAttrs {
+  bool linear_before_reset = false;
+  static GruAttrs read(const OpInit& init);
+};
+
 // Where the values of (direction d, batch row b, hidden unit j) lie in the initial and final states, and in
 // Y at time t, in either layout; and which row of X (and of its projection) holds time t of batch row b.
 // Plain index math for every backend (a CUDA kernel computes it per element).

@@ -253,11 +253,13 @@ TEST(CudaKernelsOnHost, TransposedColumnsMatchTheCpuConvTranspose) {
   const auto graph = load_model_from_bytes(m.bytes(), ".", "convtranspose.onnx").graph;
   const Tensor cpu = Session(graph).run({{"x", Tensor::from_vector(x, x_shape)}}).at("y");
 
-  WindowAttrs attrs;
-  attrs.strides = {2, 3}, attrs.pads = {1, 0, 0, 2}, attrs.output_padding = {1, 2}, attrs.dilations = {1, 2};
+  TransposedConvAttrs attrs;
+  attrs.group = 2;
+  WindowAttrs& window = attrs.window;
+  window.strides = {2, 3}, window.pads = {1, 0, 0, 2}, window.output_padding = {1, 2}, window.dilations = {1, 2};
   const Tensor xt = Tensor::from_vector(x, x_shape), wt = Tensor::from_vector(w, w_shape),
                bt = Tensor::from_vector(bias, {6});
-  const TransposedConv shape = transposed_conv("ConvTranspose", attrs, 2, xt, wt, &bt);
+  const TransposedConv shape = transposed_conv("ConvTranspose", attrs, xt, wt, &bt);
   ASSERT_EQ(shape.out_shape, cpu.shape());
   const cuda::Col2im windows(shape.g);
   const int64_t channels = x_shape[1], mg = shape.group_outputs, out_channels = 2 * mg;

@@ -41,29 +41,26 @@ void transposed_convolution(const KernelContext& ctx, const Tensor& x, const Ten
 
 class ConvTransposeOp : public OpKernel {
  public:
-  explicit ConvTransposeOp(const OpInit& init) : attrs_(WindowAttrs::read(init)), group_(init.get_int("group", 1)) {}
+  explicit ConvTransposeOp(const OpInit& init) : attrs_(TransposedConvAttrs::read(init)) {}
 
   void compute(KernelContext& ctx) const override {
-    const Tensor& x = ctx.input(0);
-    const Tensor& w = ctx.input(1);
-    const Tensor* b = ctx.optional_input(2);
+    const Tensor &x = ctx.input(0), &w = ctx.input(1), *b = ctx.optional_input(2);
     if (x.dtype() != DType::Float32 && x.dtype() != DType::Float64)
       fail(ctx.node().label() + ": ConvTranspose on " + dtype_name(x.dtype()) +
            " has no CUDA kernel (float32 and float64 only); run it with --device cpu");
-    const TransposedConv shape = transposed_conv(ctx.node().label(), attrs_, group_, x, w, b);
+    const TransposedConv shape = transposed_conv(ctx.node().label(), attrs_, x, w, b);
     Tensor y = running().empty(x.dtype(), shape.out_shape);
     if (y.numel() > 0) {
       if (x.dtype() == DType::Float64)
-        transposed_convolution<double>(ctx, x, w, b, shape, group_, y);
+        transposed_convolution<double>(ctx, x, w, b, shape, attrs_.group, y);
       else
-        transposed_convolution<float>(ctx, x, w, b, shape, group_, y);
+        transposed_convolution<float>(ctx, x, w, b, shape, attrs_.group, y);
     }
     ctx.set_output(0, std::move(y));
   }
 
  private:
-  WindowAttrs attrs_;
-  int64_t group_;
+  TransposedConvAttrs attrs_;
 };
 
 }  // namespace

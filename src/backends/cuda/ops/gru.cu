@@ -11,16 +11,14 @@ namespace {
 
 class GruOp : public OpKernel {
  public:
-  explicit GruOp(const OpInit& init)
-      : attrs_(RecurrentAttrs::read(init, {"Sigmoid", "Tanh"})),
-        linear_before_reset_(init.get_int("linear_before_reset", 0) != 0) {}
+  explicit GruOp(const OpInit& init) : attrs_(GruAttrs::read(init)) {}
 
   void compute(KernelContext& ctx) const override {
     RecurrentSteps run(ctx, attrs_, 3);
     const int64_t H = attrs_.hidden;
     Tensor h = run.state(), z = run.state(), candidate = run.state();
     std::optional<Tensor> reset;
-    if (!linear_before_reset_) reset = run.state();
+    if (!attrs_.linear_before_reset) reset = run.state();
     for (int64_t d = 0; d < attrs_.directions; ++d) {
       run.project(d);
       run.initial(5, d, h);
@@ -31,12 +29,8 @@ class GruOp : public OpKernel {
                      device_data<float>(candidate),
                      reset ? device_data<float>(*reset) : nullptr,
                      attrs_.activation(direction, 0, 2)};
-      GruState state{run.inputs(d, attrs_.clip),
-                     device_data<float>(z),
-                     device_data<float>(candidate),
-                     !linear_before_reset_,
-                     device_data<float>(h),
-                     run.y(),
+      GruState state{run.inputs(d, attrs_.clip),        device_data<float>(z), device_data<float>(candidate),
+                     !attrs_.linear_before_reset,       device_data<float>(h), run.y(),
                      attrs_.activation(direction, 1, 2)};
       for (int64_t s = 0; s < run.steps(); ++s) {
         gates.in.t = state.in.t = run.time(d, s);
@@ -51,8 +45,7 @@ class GruOp : public OpKernel {
   }
 
  private:
-  RecurrentAttrs attrs_;
-  bool linear_before_reset_;
+  GruAttrs attrs_;
 };
 
 }  // namespace

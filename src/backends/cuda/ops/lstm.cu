@@ -10,9 +10,7 @@ namespace {
 
 class LstmOp : public OpKernel {
  public:
-  explicit LstmOp(const OpInit& init)
-      : attrs_(RecurrentAttrs::read(init, {"Sigmoid", "Tanh", "Tanh"})),
-        input_forget_(init.get_int("input_forget", 0) != 0) {}
+  explicit LstmOp(const OpInit& init) : attrs_(LstmAttrs::read(init)) {}
 
   void compute(KernelContext& ctx) const override {
     RecurrentSteps run(ctx, attrs_, 4);
@@ -30,7 +28,7 @@ class LstmOp : public OpKernel {
                     attrs_.activation(direction, 0, 3),
                     attrs_.activation(direction, 1, 3),
                     attrs_.activation(direction, 2, 3),
-                    input_forget_};
+                    attrs_.input_forget};
       run.run_direction(d, h, step);
       run.final(1, d, h);
       run.final(2, d, c);
@@ -39,8 +37,7 @@ class LstmOp : public OpKernel {
   }
 
  private:
-  RecurrentAttrs attrs_;
-  bool input_forget_;
+  LstmAttrs attrs_;
 };
 
 }  // namespace
