@@ -506,7 +506,8 @@ Report parse_report(const std::string& text, const std::string& what, bool check
   }
   // A report of the current schema is checked against it first, so that a corrupt one is refused naming the
   // field (a count of 2^64 - 1, negative or fractional) instead of being merged into wrong figures.
-  if (check_schema && j.is_object() && j.value("schema", "") == kSchema)
+  // (`schema` compared as a value: any JSON type may stand there, and only the string kSchema is checked.)
+  if (check_schema && j.is_object() && j.contains("schema") && j.at("schema") == kSchema)
     if (const std::string violation = schema_violation(j); !violation.empty())
       fail(what + ": not a valid mpaudit report: " + violation);
   try {
