@@ -2,7 +2,8 @@
 // (ops/recurrent_steps.cuh): per step the recurrence H·Rᵀ of all three gates on cuBLAS, one thread per (batch
 // row, hidden unit) for the update and reset gates, then (linear_before_reset 0) the reset-gated state r ⊙ H,
 // in the storage format, through a second GEMM with Rh, and one thread per unit for the candidate and the new
-// state (kernels/recurrent.h), rounded onto the storage format after every step.
+// state (GruGates and GruState, ops/recurrent_cells.h, over kernels/recurrent.h), rounded onto the storage format
+// after every step.
 #include "backends/cuda/ops/recurrent_steps.cuh"
 
 namespace mpa::cuda {

@@ -1,7 +1,7 @@
 // LSTM on CUDA, step by step as ops/lstm.cpp computes it on the CPU, over the recurrent ops' shared steps
 // (ops/recurrent_steps.cuh): per step the recurrence h·Rᵀ on cuBLAS, then one thread per (batch row, hidden
-// unit) for the cell (kernels/recurrent.h: the CPU's activation functions and cell update), the states rounded
-// onto the storage format after every step as on the CPU.
+// unit) for the cell (LstmStep, ops/recurrent_cells.h, over kernels/recurrent.h: the CPU's activation functions
+// and cell update), the states rounded onto the storage format after every step as on the CPU.
 #include "backends/cuda/ops/recurrent_steps.cuh"
 
 namespace mpa::cuda {

@@ -1,6 +1,6 @@
 // RNN on CUDA, as ops/rnn.cpp computes it on the CPU: H = f(X·Wᵀ + Wb + H·Rᵀ + Rb) per step, over the recurrent
-// ops' shared steps (ops/recurrent_steps.cuh), one thread per (batch row, hidden unit), the state rounded onto
-// the storage format after every step.
+// ops' shared steps (ops/recurrent_steps.cuh), one thread per (batch row, hidden unit) (RnnStep,
+// ops/recurrent_cells.h), the state rounded onto the storage format after every step.
 #include "backends/cuda/ops/recurrent_steps.cuh"
 
 namespace mpa::cuda {
