@@ -52,7 +52,7 @@ struct RecurrentCase {
   std::string op;
   int64_t gates, seq = 5, batch = 3, input = 4, hidden = 6;
   bool bidirectional = true, batch_first = false, linear_before_reset = false, input_forget = false;
-  bool initial = true, peepholes = false;
+  bool initial = true, peepholes = false, bias = true;
   float clip = 0;
 };
 
@@ -80,8 +80,8 @@ RecurrentRun run_on_cpu(const RecurrentCase& c, Format format) {
   m.input("x", onnx::TensorProto::FLOAT, x_shape);
   m.initializer("w", {D, width, c.input}, run.w);
   m.initializer("r", {D, width, c.hidden}, run.r);
-  m.initializer("b", {D, 2 * width}, run.b);
-  std::vector<std::string> inputs{"x", "w", "r", "b"};
+  if (c.bias) m.initializer("b", {D, 2 * width}, run.b);
+  std::vector<std::string> inputs{"x", "w", "r", c.bias ? "b" : ""};
   if (c.initial || c.peepholes) {
     m.initializer("h0", state_shape, run.initial_h);
     inputs.insert(inputs.end(), {"", "h0"});
@@ -147,16 +147,22 @@ HostOutputs run_cells_on_host(const RecurrentCase& c, const RecurrentRun& run, F
   std::vector<float> h(static_cast<size_t>(units)), cell(h), z(h), candidate(h), reset(h);
   for (int64_t d = 0; d < D; ++d) {
     for (size_t i = 0; i < projected.size(); ++i)
-      projected[i] = run.b[static_cast<size_t>(d * 2 * width) + i % size_t(width)];
-    run_on_host(cuda::projection_call(run.dims, width, d, true), run.x.data(), run.w.data(), projected.data());
+      projected[i] = c.bias ? run.b[static_cast<size_t>(d * 2 * width) + i % size_t(width)] : 0.f;
+    run_on_host(cuda::projection_call(run.dims, width, d, c.bias), run.x.data(), run.w.data(), projected.data());
     for (int64_t i = 0; i < units; ++i) {
       const size_t at = size_t(layout.state_at(d, i / H, i % H));
       h[size_t(i)] = c.initial ? run.initial_h[at] : 0.f;
       cell[size_t(i)] = c.initial ? run.initial_c[at] : 0.f;
     }
-    const cuda::StepInputs in{
-        layout,     c.gates, d, 0, projected.data(), recurrent.data(), run.b.data() + d * 2 * width + width,
-        attrs.clip, format};
+    const cuda::StepInputs in{layout,
+                              c.gates,
+                              d,
+                              0,
+                              projected.data(),
+                              recurrent.data(),
+                              c.bias ? run.b.data() + d * 2 * width + width : nullptr,
+                              attrs.clip,
+                              format};
     const int direction = static_cast<int>(d);
     const auto activation = [&](size_t which) {
       return attrs.activation(direction, which, size_t(c.gates == 4 ? 3 : c.gates == 3 ? 2 : 1));
@@ -223,9 +229,13 @@ TEST(CudaKernelsOnHost, RecurrentCellsAndStepsMatchTheCpuOps) {
   gru.linear_before_reset = true, gru.batch_first = true;
   cases.push_back(gru);
   cases.push_back({"RNN", 1});
+  RecurrentCase unbiased{"GRU", 3};  // without B: the recurrence's bias is zeros
+  unbiased.bias = false;
+  cases.push_back(unbiased);
   for (const RecurrentCase& c : cases)
     for (const Format format : {Format::FP32, Format::FP16}) {
-      const std::string what = c.op + (c.batch_first ? " layout 1" : "") + " " + std::string(format_name(format));
+      const std::string what = c.op + (c.batch_first ? " layout 1" : "") + (c.bias ? "" : " without B") + " " +
+                               std::string(format_name(format));
       const RecurrentRun run = run_on_cpu(c, format);
       const HostOutputs host = run_cells_on_host(c, run, format);
       expect_close(host.y, run.cpu.at("y"), what + " Y");

@@ -15,34 +15,32 @@ class GruOp : public OpKernel {
   explicit GruOp(const OpInit& init) : attrs_(GruAttrs::read(init)) {}
 
   void compute(KernelContext& ctx) const override {
-    RecurrentSteps run(ctx, attrs_, 3);
+    RecurrentSteps steps(ctx, attrs_, 3);
     const int64_t H = attrs_.hidden;
-    Tensor h = run.state(), z = run.state(), candidate = run.state();
+    Tensor h = steps.state(), z = steps.state(), candidate = steps.state();
     std::optional<Tensor> reset;
-    if (!attrs_.linear_before_reset) reset = run.state();
-    for (int64_t d = 0; d < attrs_.directions; ++d) {
-      run.project(d);
-      run.initial(5, d, h);
+    if (!attrs_.linear_before_reset) reset = steps.state();
+    steps.each_step(h, nullptr, [&](int64_t d, int64_t t) {
       const int direction = static_cast<int>(d);
-      GruGates gates{run.inputs(d, attrs_.clip),
-                     device_data<float>(h),
-                     device_data<float>(z),
-                     device_data<float>(candidate),
-                     reset ? device_data<float>(*reset) : nullptr,
-                     attrs_.activation(direction, 0, 2)};
-      GruState state{run.inputs(d, attrs_.clip),        device_data<float>(z), device_data<float>(candidate),
-                     !attrs_.linear_before_reset,       device_data<float>(h), run.y(),
-                     attrs_.activation(direction, 1, 2)};
-      for (int64_t s = 0; s < run.steps(); ++s) {
-        gates.in.t = state.in.t = run.time(d, s);
-        run.recur(d, h);
-        for_each_index(h.numel(), gates);
-        if (reset) run.recur(d, *reset, 2 * H, H, candidate);
-        for_each_index(h.numel(), state);
-      }
-      run.final(1, d, h);
-    }
-    run.finish();
+      const StepInputs in = steps.inputs(d, t, attrs_.clip);
+      const GruGates gates{in,
+                           device_data<float>(h),
+                           device_data<float>(z),
+                           device_data<float>(candidate),
+                           reset ? device_data<float>(*reset) : nullptr,
+                           attrs_.activation(direction, 0, 2)};
+      const GruState state{in,
+                           device_data<float>(z),
+                           device_data<float>(candidate),
+                           !attrs_.linear_before_reset,
+                           device_data<float>(h),
+                           steps.y(),
+                           attrs_.activation(direction, 1, 2)};
+      steps.recur(d, h);
+      for_each_index(h.numel(), gates);
+      if (reset) steps.recur(d, *reset, 2 * H, H, candidate);
+      for_each_index(h.numel(), state);
+    });
   }
 
  private:

@@ -13,27 +13,22 @@ class LstmOp : public OpKernel {
   explicit LstmOp(const OpInit& init) : attrs_(LstmAttrs::read(init)) {}
 
   void compute(KernelContext& ctx) const override {
-    RecurrentSteps run(ctx, attrs_, 4);
-    Tensor h = run.state(), c = run.state();
-    for (int64_t d = 0; d < attrs_.directions; ++d) {
-      run.project(d);
-      run.initial(5, d, h);
-      run.initial(6, d, c);
+    RecurrentSteps steps(ctx, attrs_, 4);
+    Tensor h = steps.state(), c = steps.state();
+    steps.each_step(h, &c, [&](int64_t d, int64_t t) {
       const int direction = static_cast<int>(d);
-      LstmStep step{run.inputs(d, attrs_.clip),
-                    ctx.has_input(7) ? device_data<float>(ctx.input(7)) + d * 3 * attrs_.hidden : nullptr,
-                    device_data<float>(h),
-                    device_data<float>(c),
-                    run.y(),
-                    attrs_.activation(direction, 0, 3),
-                    attrs_.activation(direction, 1, 3),
-                    attrs_.activation(direction, 2, 3),
-                    attrs_.input_forget};
-      run.run_direction(d, h, step);
-      run.final(1, d, h);
-      run.final(2, d, c);
-    }
-    run.finish();
+      const LstmStep cell{steps.inputs(d, t, attrs_.clip),
+                          ctx.has_input(7) ? device_data<float>(ctx.input(7)) + d * 3 * attrs_.hidden : nullptr,
+                          device_data<float>(h),
+                          device_data<float>(c),
+                          steps.y(),
+                          attrs_.activation(direction, 0, 3),
+                          attrs_.activation(direction, 1, 3),
+                          attrs_.activation(direction, 2, 3),
+                          attrs_.input_forget};
+      steps.recur(d, h);
+      for_each_index(h.numel(), cell);
+    });
   }
 
  private:

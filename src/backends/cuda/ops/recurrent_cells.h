@@ -14,8 +14,8 @@
 namespace mpa::cuda {
 
 // What every cell kernel of one step reads: the layout, the direction and time, the input projection, the
-// recurrence (all gates) and its bias, the clip and the storage format. Unit i is (batch row i / hidden, unit
-// i % hidden).
+// recurrence (all gates) and its bias (null without B: zeros, which the CPU adds too), the clip and the storage
+// format. Unit i is (batch row i / hidden, unit i % hidden).
 struct StepInputs {
   RecurrentLayout layout;
   int64_t gates = 1, d = 0, t = 0;
@@ -27,15 +27,19 @@ struct StepInputs {
     const int64_t H = layout.hidden;
     return projected[(layout.x_row(t, i / H) * gates + gate) * H + i % H];
   }
-  // The recurrence's term with its bias: state·Rᵀ + Rb.
-  MPA_HD float recurrence(int64_t i, int64_t gate) const {
+  // state·Rᵀ and Rb of a gate.
+  MPA_HD float recurrent_term(int64_t i, int64_t gate) const {
     const int64_t H = layout.hidden;
-    return recurrent[(i / H * gates + gate) * H + i % H] + recurrence_bias[gate * H + i % H];
+    return recurrent[(i / H * gates + gate) * H + i % H];
   }
+  MPA_HD float bias(int64_t i, int64_t gate) const {
+    return recurrence_bias ? recurrence_bias[gate * layout.hidden + i % layout.hidden] : 0.f;
+  }
+  // The recurrence's term with its bias: state·Rᵀ + Rb.
+  MPA_HD float recurrence(int64_t i, int64_t gate) const { return recurrent_term(i, gate) + bias(i, gate); }
   // A gate's pre-activation, summed as on the CPU: projection + recurrence + recurrence bias.
   MPA_HD float pre(int64_t i, int64_t gate) const {
-    const int64_t H = layout.hidden;
-    return projection(i, gate) + recurrent[(i / H * gates + gate) * H + i % H] + recurrence_bias[gate * H + i % H];
+    return projection(i, gate) + recurrent_term(i, gate) + bias(i, gate);
   }
   // A state as stored between steps: on the storage format's grid.
   MPA_HD float stored(float v) const { return storage != Format::FP32 ? round_to_format(storage, v) : v; }
@@ -130,7 +134,7 @@ struct GruState {
 
   MPA_HD void operator()(int64_t i) const {
     float c = candidate[i];
-    if (candidate_needs_bias) c += in.recurrence_bias[2 * in.layout.hidden + i % in.layout.hidden];
+    if (candidate_needs_bias) c += in.bias(i, 2);
     c = g(c + in.projection(i, 2), in.clip);
     const float hidden = in.stored(gru_hidden(z[i], c, h[i]));
     h[i] = hidden;

@@ -39,30 +39,25 @@ class RecurrentSteps {
     storage_ = value_format(ctx.config(), DType::Float32);
     math_ = gemm_math(ctx.config(), DType::Float32);
     bias_ = ctx.has_input(3) ? device_data<float>(ctx.input(3)) : nullptr;
-    zeros_ = backend.empty(DType::Float32, {width()});
-    zero(zeros_);
     if (ctx.output_requested(0)) zero(*(y_ = backend.empty(DType::Float32, dims_.y_shape(attrs))));
     projected_ = backend.empty(DType::Float32, {dims_.seq * dims_.batch, width()});
     recurrent_ = backend.empty(DType::Float32, {dims_.batch, width()});
   }
 
-  const RecurrentLayout& layout() const { return layout_; }
-  int64_t steps() const { return dims_.seq; }
-  int64_t width() const { return gates_ * attrs_.hidden; }
-  Format storage() const { return storage_; }
-  // The time index of step s in direction d.
-  int64_t time(int64_t d, int64_t s) const { return attrs_.reverse_only || d == 1 ? dims_.seq - 1 - s : s; }
-  const float* projected() const { return device_data<float>(projected_); }
-  const float* recurrent() const { return device_data<float>(recurrent_); }
+  // The step inputs of direction d at time t.
+  StepInputs inputs(int64_t d, int64_t t, float clip) const {
+    return {layout_,
+            gates_,
+            d,
+            t,
+            device_data<float>(projected_),
+            device_data<float>(recurrent_),
+            bias_ ? bias_ + d * 2 * width() + width() : nullptr,
+            clip,
+            storage_};
+  }
   float* y() { return y_ ? device_data<float>(*y_) : nullptr; }
-  // Rb of direction d (zeros without B).
-  const float* recurrence_bias(int64_t d) const {
-    return bias_ ? bias_ + d * 2 * width() + width() : device_data<float>(zeros_);
-  }
-  // The step inputs of direction d (their time set per step by run_direction).
-  StepInputs inputs(int64_t d, float clip) const {
-    return {layout_, gates_, d, 0, projected(), recurrent(), recurrence_bias(d), clip, storage_};
-  }
+  int64_t width() const { return gates_ * attrs_.hidden; }
   // A [batch, hidden] buffer.
   Tensor state() const { return running().empty(DType::Float32, {dims_.batch, attrs_.hidden}); }
 
@@ -87,15 +82,22 @@ class RecurrentSteps {
   }
   void recur(int64_t d, const Tensor& state) { recur(d, state, 0, width(), recurrent_); }
 
-  // Every step of direction d: the recurrence of `h`, then `cell` over the batch's units, at the step's time.
-  template <class Cell>
-  void run_direction(int64_t d, const Tensor& h, Cell& cell) {
-    for (int64_t s = 0; s < steps(); ++s) {
-      cell.in.t = time(d, s);
-      recur(d, h);
-      for_each_index(h.numel(), cell);
+  // Every direction in turn: its projection and initial states (h, and c where given), step(d, t) at the time
+  // of every step, its final states; then the node's outputs.
+  template <class Step>
+  void each_step(Tensor& h, Tensor* c, Step&& step) {
+    for (int64_t d = 0; d < attrs_.directions; ++d) {
+      project(d);
+      initial(5, d, h);
+      if (c) initial(6, d, *c);
+      for (int64_t s = 0; s < dims_.seq; ++s) step(d, attrs_.reverse_only || d == 1 ? dims_.seq - 1 - s : s);
+      final(1, d, h);
+      if (c) final(2, d, *c);
     }
+    finish();
   }
+
+  // each_step's parts (public: a CUDA device lambda's enclosing function cannot be private).
 
   // Direction d's part of initial_h (input 5) or initial_c (input 6), or zeros, into `state` [batch, hidden].
   void initial(size_t input, int64_t d, Tensor& state) const {
@@ -135,7 +137,7 @@ class RecurrentSteps {
   Format storage_ = Format::FP32;
   GemmMath math_;
   const float* bias_ = nullptr;
-  Tensor zeros_, projected_, recurrent_;
+  Tensor projected_, recurrent_;
   std::optional<Tensor> y_, finals_[2];
 };
 

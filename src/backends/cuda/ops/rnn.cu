@@ -12,17 +12,14 @@ class RnnOp : public OpKernel {
   explicit RnnOp(const OpInit& init) : attrs_(RecurrentAttrs::read(init, {"Tanh"})) {}
 
   void compute(KernelContext& ctx) const override {
-    RecurrentSteps run(ctx, attrs_, 1);
-    Tensor h = run.state();
-    for (int64_t d = 0; d < attrs_.directions; ++d) {
-      run.project(d);
-      run.initial(5, d, h);
-      RnnStep step{run.inputs(d, attrs_.clip), device_data<float>(h), run.y(),
-                   attrs_.activation(static_cast<int>(d), 0, 1)};
-      run.run_direction(d, h, step);
-      run.final(1, d, h);
-    }
-    run.finish();
+    RecurrentSteps steps(ctx, attrs_, 1);
+    Tensor h = steps.state();
+    steps.each_step(h, nullptr, [&](int64_t d, int64_t t) {
+      const RnnStep cell{steps.inputs(d, t, attrs_.clip), device_data<float>(h), steps.y(),
+                         attrs_.activation(static_cast<int>(d), 0, 1)};
+      steps.recur(d, h);
+      for_each_index(h.numel(), cell);
+    });
   }
 
  private:
