@@ -240,12 +240,12 @@ MixedRuns::Run MixedRuns::run(const std::vector<std::string>& keep, const Settle
     nodes_to_run.push_back(std::count(to_run_from.back().begin(), to_run_from.back().end(), true));
   }
   const auto nodes = static_cast<int64_t>(graph_->nodes.size());
+  // recorded_.size() where no kept run saves a node: the sample runs whole.
   const auto base_for = [&](size_t s) {
     size_t best = recorded_.size();
+    int64_t fewest = nodes;
     for (size_t r = 0; r < recorded_.size(); ++r)
-      if (!recorded_[r].samples[s].values.empty() &&
-          nodes_to_run[r] < (best < recorded_.size() ? nodes_to_run[best] : nodes))
-        best = r;
+      if (!recorded_[r].samples[s].values.empty() && nodes_to_run[r] < fewest) best = r, fewest = nodes_to_run[r];
     return best;
   };
   std::vector<bool> used(recorded_.size(), false);

@@ -6,7 +6,8 @@
 // A run is incremental: the values of recent runs (and of the reference, which is the all-FP32 run) are kept,
 // within a share of the memory budget, and a keep-set runs, on each sample, only the nodes whose setting differs
 // from that of the closest kept run with values of that sample, and the nodes downstream of them; the others'
-// values are that run's, computed the same way (a set run before on some samples reruns nothing there). Its cost is counted as what it ran: node runs over (nodes × samples), in full-run equivalents.
+// values are that run's, computed the same way (a set run before on some samples reruns nothing there). Its
+// cost is counted as what it ran: node runs over (nodes × samples), in full-run equivalents.
 #pragma once
 #include <deque>
 #include <functional>
