@@ -57,7 +57,7 @@ def cases(work: Path) -> dict[str, list[str]]:
 STALE = {
     (other, "ultraface"): "large FP32 GEMMs moved to oneDNN's sgemm (summation order; on avx512-amd-epyc: at most "
                           "6e-3 relative in one mean_ulp, no count or verdict)"
-    for other in ("avx2-amd-epyc", "avx512-intel-r-xeon-r-processor")
+    for other in ("avx2-amd-epyc",)
 }
 
 
