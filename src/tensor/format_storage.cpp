@@ -1,5 +1,6 @@
 #include "tensor/format_storage.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -39,6 +40,19 @@ void store_span_in_format(const Tensor& tensor, int64_t begin, int64_t end, floa
     if (tensor.dtype() != DType::Float64) return;
   }
   round_to_format_scaled(format, out, n, static_cast<float>(scale));
+}
+
+bool holds_in_format(const Tensor& stored, const Tensor& reference, Format format, double scale) {
+  if (stored.dtype() != DType::Float32 || stored.numel() != reference.numel()) return false;
+  constexpr int64_t kBlock = 4096;
+  float block[kBlock];
+  const float* s = stored.data<float>();
+  for (int64_t begin = 0; begin < reference.numel(); begin += kBlock) {
+    const int64_t end = std::min(reference.numel(), begin + kBlock);
+    store_span_in_format(reference, begin, end, block, format, scale);
+    if (std::memcmp(block, s + begin, static_cast<size_t>(end - begin) * sizeof(float)) != 0) return false;
+  }
+  return true;
 }
 
 }  // namespace mpa

@@ -12,4 +12,9 @@ namespace mpa {
 void store_span_in_format(const Tensor& tensor, int64_t begin, int64_t end, float* out, Format format,
                           double scale = 1);
 
+// Whether `stored` (float32, as many elements) holds the floating tensor `reference` as store_span_in_format
+// stores it in `format`, bit for bit: what comparing it with tensor_in_format(reference, format, scale) says,
+// without making that copy. Compared block by block, so that a first block that differs settles it.
+bool holds_in_format(const Tensor& stored, const Tensor& reference, Format format, double scale = 1);
+
 }  // namespace mpa

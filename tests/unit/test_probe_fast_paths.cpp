@@ -15,6 +15,7 @@
 #include "probes/fast_paths.h"
 #include "probes/format_fit.h"
 #include "runtime/precision.h"
+#include "tensor/format_storage.h"
 
 using namespace mpa;
 using namespace mpa::probes;
@@ -192,6 +193,33 @@ TEST(ProbeFastPaths, StoredReferenceMadeInThePassEqualsTheStoredCopy) {
     EXPECT_EQ(hist_made.to_json().dump(), hist_copy.to_json().dump()) << format_name(c.format);
     EXPECT_GT(made[0].compared, 0) << format_name(c.format);
   }
+}
+
+// holds_in_format, which the audit asks whether a run read a reference input exactly as stored in the format, says
+// what comparing with the stored copy (tensor_in_format) says: for float32 and float64 references, with a
+// difference in the first block, the last block (after two whole blocks of 4096) or none, and a size mismatch.
+TEST(ProbeFastPaths, HoldsInFormatAnswersAsTheStoredCopyDoes) {
+  std::mt19937 rng(11);
+  std::normal_distribution<float> normal(0.f, 30.f);
+  const int64_t n = 2 * 4096 + 123;
+  std::vector<float> ref(static_cast<size_t>(n));
+  for (float& v : ref) v = normal(rng);
+  const Tensor reference = Tensor::from_vector<float>(ref, {n});
+  const Tensor wide_reference = cpu::widen_to_double(reference);
+  for (const Tensor* r : {&reference, &wide_reference})
+    for (Format format : {Format::FP16, Format::BF16, Format::FP8E5M2, Format::TF32}) {
+      SCOPED_TRACE(std::string(format_name(format)) + (r == &reference ? " float32" : " float64"));
+      const Tensor stored = cpu::tensor_in_format(*r, format);
+      EXPECT_TRUE(holds_in_format(stored, *r, format));
+      for (const int64_t at : {int64_t{0}, n - 1}) {
+        Tensor changed = stored.clone();
+        changed.data<float>()[at] = std::nextafter(changed.data<float>()[at], INFINITY);
+        EXPECT_FALSE(holds_in_format(changed, *r, format)) << "differs at " << at;
+      }
+      EXPECT_FALSE(holds_in_format(reference, *r, format)) << "the reference itself is not on the grid";
+    }
+  EXPECT_FALSE(holds_in_format(Tensor::from_vector<float>(std::vector<float>(ref.begin(), ref.end() - 1), {n - 1}),
+                               reference, Format::FP32));
 }
 
 // An fp64 reference is stored in a format with one rounding from double: 1 + 2^-11 + 2^-30 lies just above
