@@ -4,6 +4,7 @@
 #include <chrono>
 #include <climits>
 #include <new>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
@@ -255,8 +256,13 @@ const std::map<std::string, Tensor>& Session::initializers_in(Format storage, bo
   std::lock_guard<std::mutex> lock(initializers_mutex_);
   auto [it, made] = initializers_in_.try_emplace({storage, narrow_doubles, fp8_absmax_scaling});
   if (made)
-    for (const auto& [name, t] : graph_->initializers)
-      it->second.emplace(name, host_->convert(t, storage, fp8_absmax_scaling ? absmax_scale(storage, host_->absmax(t)) : 1));
+    for (const auto& [name, t] : graph_->initializers) {
+      const double scale = fp8_absmax_scaling ? absmax_scale(storage, host_->absmax(t)) : 1;
+      const Tensor& converted = it->second.emplace(name, host_->convert(t, storage, scale)).first->second;
+      if ((t.dtype() == DType::Float32 || t.dtype() == DType::Float64) && storage != Format::FP32 &&
+          storage != Format::FP64)
+        converted_from_.emplace(&converted, Conversion{&t, storage, scale});
+    }
   return it->second;
 }
 
@@ -302,7 +308,18 @@ const Tensor* Session::resident(const Tensor& initializer, const Backend& at) co
   std::lock_guard<std::mutex> lock(resident_mutex_);
   auto r = resident_.find({&initializer, at.device()});
   if (r == resident_.end()) {
-    r = resident_.emplace(std::make_pair(&initializer, at.device()), move_to(initializer, at)).first;
+    // A weight in a format whose original the device holds already (the reference run moved it there) is made
+    // there from it, as the host made it (bit-equal conversions): an audit moves its weights up once, not once
+    // per format.
+    std::optional<Conversion> from;
+    {
+      std::lock_guard<std::mutex> conversions(initializers_mutex_);
+      if (auto c = converted_from_.find(&initializer); c != converted_from_.end()) from = c->second;
+    }
+    const auto original = from ? resident_.find({from->original, at.device()}) : resident_.end();
+    Tensor copy = original != resident_.end() ? at.convert(original->second, from->storage, from->scale)
+                                              : move_to(initializer, at);
+    r = resident_.emplace(std::make_pair(&initializer, at.device()), std::move(copy)).first;
     if (initializer.device().is_host()) resident_originals_.emplace(&r->second, &initializer);
   }
   return &r->second;

@@ -225,6 +225,13 @@ class Session : public SubgraphExecutor {
   // initializers_in's conversions, by (storage, narrow_doubles, fp8_absmax_scaling).
   mutable std::mutex initializers_mutex_;
   mutable std::map<std::tuple<Format, bool, bool>, std::map<std::string, Tensor>> initializers_in_;
+  // Each floating conversion's original initializer and how it was converted (resident() repeats it on a device).
+  struct Conversion {
+    const Tensor* original;
+    Format storage;
+    double scale;
+  };
+  mutable std::map<const Tensor*, Conversion> converted_from_;
   mutable std::mutex resident_mutex_;
   mutable std::map<std::pair<const Tensor*, Device>, Tensor> resident_;  // resident()'s copies
   mutable std::map<const Tensor*, const Tensor*> resident_originals_;     // each copy's host initializer

@@ -326,6 +326,34 @@ TEST_F(Fake, IsolatedRunsReadHostParametersWithoutDownloadingTheirResidentCopies
   EXPECT_EQ(placement["summary"]["bytes_downloaded"].get<int64_t>(), downloads * 36 * 4) << placement["summary"];
 }
 
+// The weights reach the device once per audit: the reference run moves them up, and their copies in each target
+// format are made there from them (bit-equal conversions), not converted on the host and moved up again. A
+// convolution whose weights (64x3x3x3) outweigh its input (3x4x4) many times, audited in fp16 and bf16 with every
+// node and probe on the fake: figures the CPU's, and fewer bytes up than two copies of the weights.
+TEST_F(Fake, AnAuditMovesItsWeightsUpOnceAndMakesTheirFormatCopiesOnTheDevice) {
+  test::ModelBuilder b(13);
+  b.input("x", onnx::TensorProto::FLOAT, {1, 3, 4, 4});
+  std::vector<float> w(64 * 3 * 3 * 3), bias(64);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = 0.01f * static_cast<float>(static_cast<int>(i % 97) - 48);
+  for (size_t i = 0; i < bias.size(); ++i) bias[i] = 0.1f * static_cast<float>(i % 7);
+  b.initializer("w", {64, 3, 3, 3}, w);
+  b.initializer("b", {64}, bias);
+  mpa::test::ModelBuilder::set_ints(b.node("Conv", {"x", "w", "b"}, {"c"}, "conv"), "pads", {1, 1, 1, 1});
+  b.node("Relu", {"c"}, {"y"}, "relu");
+  b.output("y");
+  const Model model = load_model_from_bytes(b.bytes(), ".", "conv.onnx");
+  const int64_t weight_bytes = static_cast<int64_t>((w.size() + bias.size()) * sizeof(float));
+  const std::vector<TensorMap> samples = ramp_samples(model);
+  const nlohmann::json cpu = figures_of(model, samples, "cpu");
+  FakeOps everything(every_registered_op());
+  ProbesOnTheFake probes;
+  nlohmann::json placement;
+  expect_close(figures_of(model, samples, "fake", &placement), cpu, "conv");
+  const int64_t uploaded = placement["summary"]["bytes_uploaded"].get<int64_t>();
+  EXPECT_GE(uploaded, weight_bytes);
+  EXPECT_LT(uploaded, 2 * weight_bytes) << "the weights went up more than once: " << placement["summary"];
+}
+
 // With --timing, nodes the device ran carry its own clock's time beside the wall clock's; the CPU has none.
 TEST_F(Fake, TimedAuditsReportTheDevicesOwnTimeForTheNodesItRan) {
   const Model model = chain_model();
