@@ -548,7 +548,10 @@ struct Auditor::Impl {
                                    const std::vector<double>& absmax) {
     const Node& node = node_session.graph().nodes[index];
     std::vector<const Tensor*> inputs;
-    for (const auto& name : node.inputs) inputs.push_back(name.empty() ? nullptr : value(name));
+    {
+      ScopedSeconds converting(time.convert);  // the reference inputs stored in the format, made on first read
+      for (const auto& name : node.inputs) inputs.push_back(name.empty() ? nullptr : value(name));
+    }
     ScopedSeconds executing(time.execute), isolating(time.isolated);
     return node_session.rerun(
         index, inputs, target_configs[k], true, node.implicit_inputs.empty() ? nullptr : &value,
