@@ -15,6 +15,22 @@ namespace mpa {
 
 namespace {
 
+// Whether the run this thread is in folds constant nodes, for the subgraph runs its control-flow nodes make on
+// this thread (they run their bodies on the calling thread): outside any run, true.
+thread_local bool t_constants_hold = true;
+
+// Sets t_constants_hold for the runs nested in one run, and restores it after.
+class ConstantsHold {
+ public:
+  explicit ConstantsHold(bool hold) : before_(t_constants_hold) { t_constants_hold = hold; }
+  ~ConstantsHold() { t_constants_hold = before_; }
+  ConstantsHold(const ConstantsHold&) = delete;
+  ConstantsHold& operator=(const ConstantsHold&) = delete;
+
+ private:
+  bool before_;
+};
+
 // One stream's values during a run: every slot's value (on the device of the backend that made it) and
 // the format it is stored in, and the copies made for consumers computing in another format or running on
 // another device, once per (slot, format, device); kAsStored marks a copy that only moved.
@@ -186,6 +202,30 @@ Session::Session(std::shared_ptr<const Graph> graph, SessionOptions options)
     for (const auto& name : release_after_[i])
       if (auto slot = slot_of_.find(name); slot != slot_of_.end()) ns.release.push_back(slot->second);
   }
+  find_constants();
+}
+
+void Session::find_constants() {
+  std::set<std::string> inputs, defined;
+  for (const ValueInfo& in : graph_->inputs) inputs.insert(in.name);
+  defined = inputs;
+  for (const Node& node : graph_->nodes)
+    for (const auto& out : node.outputs) defined.insert(out);
+  for (const auto& name : options_.outer_constants)
+    if (!defined.count(name) && !graph_->initializers.count(name)) constants_.insert(name);
+  for (const auto& [name, t] : graph_->initializers)
+    if (!inputs.count(name)) constants_.insert(name);
+  for (const Node& node : graph_->nodes) {
+    bool foldable = node.implicit_inputs.empty() &&
+                    std::none_of(node.attributes.begin(), node.attributes.end(), [](const auto& a) {
+                      return a.second.kind == Attribute::Kind::Graph || a.second.kind == Attribute::Kind::Graphs;
+                    });
+    for (const auto& in : node.inputs) foldable = foldable && (in.empty() || constants_.count(in));
+    foldable_.push_back(foldable);
+    if (foldable)
+      for (const auto& out : node.outputs)
+        if (!out.empty()) constants_.insert(out);
+  }
 }
 
 Session::~Session() = default;
@@ -204,7 +244,10 @@ TensorMap Session::run_subgraph(const std::shared_ptr<const Graph>& graph, const
     std::lock_guard<std::mutex> lock(subgraph_mutex_);
     auto& slot = subgraph_sessions_[{graph.get(), options.precision, options.accumulation, options.profile,
                                      options.threads}];
-    if (!slot) slot = std::make_unique<Session>(graph, options);
+    if (!slot) {
+      options.outer_constants = constants_;
+      slot = std::make_unique<Session>(graph, options);
+    }
     session = slot.get();
   }
   return session->run(feeds, {}, nullptr, scope, observer, values);
@@ -577,6 +620,14 @@ std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::v
       c = outer_as_read.emplace(std::make_pair(name, at.storage), host_->convert(move_to(*enclosing, *host_), at.storage, 1)).first;
     return &c->second;
   };
+  // A plain run folds constant nodes (foldable_): the session's own settings, no feed standing for a constant,
+  // and, in a subgraph run, an enclosing run that folds too (its constants are this graph's outer constants).
+  const StreamPlan& first = streams.front();
+  const bool folding = t_constants_hold && !observer && streams.size() == 1 && first.node_config.empty() &&
+                       first.reused.empty() && first.computes_in_format.empty() && !first.fp8_absmax_scaling &&
+                       !first.output_scale &&
+                       std::none_of(feeds.begin(), feeds.end(), [&](const auto& f) { return constants_.count(f.first); });
+  const ConstantsHold nested_runs(folding);
   std::vector<ScopeLookup> references_as_read;
   for (size_t s = 0; s < (observer ? streams.size() : 0); ++s)
     references_as_read.emplace_back([&reference_as_read, s](const std::string& name) { return reference_as_read(s, name); });
@@ -595,6 +646,15 @@ std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::v
           continue;
         }
         const ExecConfig& config = config_of(s, i);
+        const bool folds = folding && foldable_[i];
+        if (folds) {
+          std::lock_guard<std::mutex> lock(folded_mutex_);
+          if (auto f = folded_.find(i); f != folded_.end()) {
+            for (size_t k = 0; k < node.outputs.size(); ++k)
+              if (const int slot = slots.outputs[k]; slot >= 0) put_slot(s, slot, f->second[k], config.storage, nullptr);
+            continue;
+          }
+        }
         const Backend& runs_on = backend_at(s, i);
         const NvtxRange stream_range(format_name(format_of(config)).data());
         const bool narrow = in_format(s, i);
@@ -641,6 +701,11 @@ std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::v
               runs_on.store_in_format(results[o], config.storage,
                                       streams[s].output_scale ? streams[s].output_scale(i, o) : 1);
         step.convert_seconds += since(storing);
+        // Outputs of tensors only (a node meeting sequences or optionals is not kept), the same in every run.
+        if (folds && node_values[s].inputs.empty() && node_values[s].outputs.empty()) {
+          std::lock_guard<std::mutex> lock(folded_mutex_);
+          folded_.emplace(i, results);
+        }
         step.outputs.assign(node.outputs.size(), nullptr);
         for (size_t k = 0; k < node.outputs.size(); ++k)
           if (const int slot = slots.outputs[k]; slot >= 0) {

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <functional>
 #include <map>
+#include <set>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -34,6 +35,9 @@ struct SessionOptions {
   Accumulation accumulation = Accumulation::FP32;
   RuntimeProfile profile = RuntimeProfile::Generic;
   std::string device = "cpu";  // the backend that runs the nodes (backends/backend.h)
+  // Names of enclosing scopes whose values are the same in every run (their initializers and what only those
+  // compute): a subgraph's session gets them from its parent, for the nodes it folds (Session::run_streams).
+  std::set<std::string> outer_constants;
 };
 
 // Called after every node with its outputs (nullptr for outputs the node does not name).
@@ -196,6 +200,8 @@ class Session : public SubgraphExecutor {
                          const ScopeLookup* scope, SubgraphObserver* observer, ValueMap* values) const override;
 
  private:
+  // Fills constants_ and foldable_ (below).
+  void find_constants();
   const Backend& backend_for(size_t index, const ExecConfig& config) const;
   // Where node `index` reads input `input` when it runs on `runs_on`: there, or on the host for the inputs
   // its kernel reads as values itself (OpTraits::host_inputs).
@@ -232,6 +238,16 @@ class Session : public SubgraphExecutor {
     double scale;
   };
   mutable std::map<const Tensor*, Conversion> converted_from_;
+  // Constant folding, as onnxruntime does at session creation: a node without subgraphs whose inputs are all
+  // constants (initializers not fed as inputs, outer constants, outputs of other such nodes) computes the same
+  // outputs in every run. A plain run (one stream, the session's own settings, no observer) computes it once
+  // and hands out those outputs afterwards; observed runs (the audit) and mixed runs run it every time. This
+  // holds because every registered op computes its outputs from its inputs and attributes alone (Dropout's
+  // training mask from its seed attribute; the random-number ops are not supported).
+  std::set<std::string> constants_;  // the names above, this graph's and its enclosing scopes'
+  std::vector<bool> foldable_;       // per node
+  mutable std::mutex folded_mutex_;
+  mutable std::map<size_t, std::vector<Tensor>> folded_;  // per folded node, its outputs as stored
   mutable std::mutex resident_mutex_;
   mutable std::map<std::pair<const Tensor*, Device>, Tensor> resident_;  // resident()'s copies
   mutable std::map<const Tensor*, const Tensor*> resident_originals_;     // each copy's host initializer

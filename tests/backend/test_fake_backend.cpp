@@ -326,6 +326,69 @@ TEST_F(Fake, IsolatedRunsReadHostParametersWithoutDownloadingTheirResidentCopies
   EXPECT_EQ(placement["summary"]["bytes_downloaded"].get<int64_t>(), downloads * 36 * 4) << placement["summary"];
 }
 
+// Constant folding: k = Slice(w) + c depends on initializers only, so a plain run computes Slice and Add once and
+// later runs reuse their outputs (the fake counts the runs of the nodes it runs); y = x * k runs every time. An
+// observed run runs every node. The outputs are the CPU's in every run.
+TEST_F(Fake, APlainRunComputesItsConstantNodesOnceAndAnObservedRunEveryTime) {
+  test::ModelBuilder b(13);
+  b.input("x", onnx::TensorProto::FLOAT, {4});
+  b.initializer("w", {8}, {1, 2, 3, 4, 5, 6, 7, 8});
+  b.initializer("c", {4}, {0.5f, 0.25f, -1, 2});
+  b.int64_initializer("starts", {1}, {2});
+  b.int64_initializer("ends", {1}, {6});
+  b.node("Slice", {"w", "starts", "ends"}, {"ws"}, "slice");
+  b.node("Add", {"ws", "c"}, {"k"}, "add");
+  b.node("Mul", {"x", "k"}, {"y"}, "mul");
+  b.output("y");
+  const Model model = load_model_from_bytes(b.bytes(), ".", "folded.onnx");
+  const TensorMap feeds = {{"x", ramp({4}, 0.5f, -1)}};
+  const TensorMap cpu = Session(model.graph).run(feeds);
+  FakeOps ops({"Slice", "Add", "Mul"});
+  const Session device(model.graph, on("fake"));
+  for (int run = 1; run <= 3; ++run) {
+    expect_same_outputs(cpu, device.run(feeds));
+    EXPECT_EQ(fake.counts().runs, 2 + run) << "Slice and Add once, Mul in every run";
+  }
+  int seen = 0;
+  expect_same_outputs(cpu, device.run(feeds, [&](const Node&, size_t, const std::vector<const Tensor*>&) { ++seen; }));
+  EXPECT_EQ(seen, 3);
+  EXPECT_EQ(fake.counts().runs, 5 + 3) << "an observed run runs every node";
+}
+
+// A feed standing for an initializer (allowed: initializers are feedable) is no constant: that run folds nothing,
+// also inside an If branch whose node reads the initializer from the outer graph; the runs before and after it
+// reuse what the plain runs folded.
+TEST_F(Fake, AFeedStandingForAnInitializerIsReadInsteadOfTheFoldedValues) {
+  test::ModelBuilder b(17);
+  b.input("x", onnx::TensorProto::FLOAT, {2});
+  b.input("go", onnx::TensorProto::BOOL, {});
+  b.initializer("w", {2}, {3, 5});
+  test::SubgraphBuilder then_branch("then"), else_branch("else");
+  then_branch.node("Neg", {"w"}, {"minus_w"}, "neg");
+  then_branch.node("Add", {"x", "minus_w"}, {"then_y"}, "then_add");
+  then_branch.output("then_y", onnx::TensorProto::FLOAT, {2});
+  else_branch.node("Identity", {"x"}, {"else_y"}, "else_id");
+  else_branch.output("else_y", onnx::TensorProto::FLOAT, {2});
+  onnx::NodeProto& node = b.node("If", {"go"}, {"y"}, "branch");
+  test::ModelBuilder::set_graph(node, "then_branch", then_branch.graph());
+  test::ModelBuilder::set_graph(node, "else_branch", else_branch.graph());
+  b.output("y");
+  const Model model = load_model_from_bytes(b.bytes(), ".", "fed.onnx");
+  Tensor go(DType::Bool, {});
+  go.data<bool>()[0] = true;
+  const TensorMap plain = {{"x", ramp({2}, 1, 10)}, {"go", go}};
+  TensorMap fed = plain;
+  fed["w"] = ramp({2}, 100, 100);
+  const Session session(model.graph);
+  const auto y = [](const TensorMap& out) {
+    return std::vector<float>(out.at("y").data<float>(), out.at("y").data<float>() + 2);
+  };
+  EXPECT_EQ(y(session.run(plain)), (std::vector<float>{7, 6}));
+  EXPECT_EQ(y(session.run(plain)), (std::vector<float>{7, 6}));
+  EXPECT_EQ(y(session.run(fed)), (std::vector<float>{-90, -189}));
+  EXPECT_EQ(y(session.run(plain)), (std::vector<float>{7, 6}));
+}
+
 // The weights reach the device once per audit: the reference run moves them up, and their copies in each target
 // format are made there from them (bit-equal conversions), not converted on the host and moved up again. A
 // convolution whose weights (64x3x3x3) outweigh its input (3x4x4) many times, audited in fp16 and bf16 with every
