@@ -142,36 +142,39 @@ CaseResult run_case(const fs::path& dir, const Options& opt) {
     SessionOptions options;
     options.device = opt.device;
     Session session(model.graph, options);
-    for (const fs::path& set : sorted_entries(dir, "test_data_set_")) {
-      TensorMap feeds;
-      ValueMap values;
-      const auto inputs = sorted_entries(set, "input_");
-      if (inputs.size() > graph.inputs.size()) return {Outcome::Failed, "more input files than graph inputs"};
-      for (size_t i = 0; i < inputs.size(); ++i) {
-        const ValueInfo& in = graph.inputs[i];
-        if (in.boxed)
-          values[in.name] = load_value_pb(inputs[i], in);
-        else
-          feeds[in.name] = load_tensor_pb(inputs[i]);
-      }
-      // Inputs without a data file are omitted optional inputs.
-      TensorMap got = session.run(feeds, {}, nullptr, nullptr, nullptr, &values);
-      const auto outputs = sorted_entries(set, "output_");
-      for (size_t i = 0; i < outputs.size() && i < graph.outputs.size(); ++i) {
-        const ValueInfo& out = graph.outputs[i];
-        std::string diff;
-        if (out.boxed) {
-          auto v = values.find(out.name);
-          diff = compare_values(out.name, *load_value_pb(outputs[i], out),
-                                v == values.end() ? nullptr : v->second.get(), opt);
-        } else if (got.count(out.name)) {
-          diff = compare(out.name, load_tensor_pb(outputs[i]), got.at(out.name), opt);
-        } else {
-          diff = "output '" + out.name + "' is not a tensor";
+    // Each data set runs twice on the session: the second run hands out what the first folded (constant nodes).
+    for (const fs::path& set : sorted_entries(dir, "test_data_set_"))
+      for (int pass = 0; pass < 2; ++pass) {
+        TensorMap feeds;
+        ValueMap values;
+        const auto inputs = sorted_entries(set, "input_");
+        if (inputs.size() > graph.inputs.size()) return {Outcome::Failed, "more input files than graph inputs"};
+        for (size_t i = 0; i < inputs.size(); ++i) {
+          const ValueInfo& in = graph.inputs[i];
+          if (in.boxed)
+            values[in.name] = load_value_pb(inputs[i], in);
+          else
+            feeds[in.name] = load_tensor_pb(inputs[i]);
         }
-        if (!diff.empty()) return {Outcome::Failed, set.filename().string() + ": " + diff};
+        // Inputs without a data file are omitted optional inputs.
+        TensorMap got = session.run(feeds, {}, nullptr, nullptr, nullptr, &values);
+        const auto outputs = sorted_entries(set, "output_");
+        for (size_t i = 0; i < outputs.size() && i < graph.outputs.size(); ++i) {
+          const ValueInfo& out = graph.outputs[i];
+          std::string diff;
+          if (out.boxed) {
+            auto v = values.find(out.name);
+            diff = compare_values(out.name, *load_value_pb(outputs[i], out),
+                                  v == values.end() ? nullptr : v->second.get(), opt);
+          } else if (got.count(out.name)) {
+            diff = compare(out.name, load_tensor_pb(outputs[i]), got.at(out.name), opt);
+          } else {
+            diff = "output '" + out.name + "' is not a tensor";
+          }
+          if (!diff.empty())
+            return {Outcome::Failed, set.filename().string() + (pass ? " (second run)" : "") + ": " + diff};
+        }
       }
-    }
   } catch (const UnsupportedType& e) {
     return {Outcome::Unsupported, std::string("element type: ") + e.what()};
   } catch (const Error& e) {
@@ -194,15 +197,20 @@ int main(int argc, char** argv) {
   Options opt;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--filter" && i + 1 < argc) opt.filter = argv[++i];
-    else if (arg == "--verbose" || arg == "-v") opt.verbose = true;
-    else if (arg == "--device" && i + 1 < argc) opt.device = argv[++i];
+    if (arg == "--filter" && i + 1 < argc)
+      opt.filter = argv[++i];
+    else if (arg == "--verbose" || arg == "-v")
+      opt.verbose = true;
+    else if (arg == "--device" && i + 1 < argc)
+      opt.device = argv[++i];
     else if (arg == "--help" || arg == "-h") {
-      std::cout << "usage: mpaudit_conformance NODE_TEST_DIR [--filter REGEX] [--verbose] [--device cpu|fake]\n"
-                   "  Runs onnx/backend/test/data/node cases; --verbose prints every case's outcome.\n"
-                   "  --device fake runs every node on the test device (tests/support/fake_backend.h), behind transfers.\n";
+      std::cout
+          << "usage: mpaudit_conformance NODE_TEST_DIR [--filter REGEX] [--verbose] [--device cpu|fake]\n"
+             "  Runs onnx/backend/test/data/node cases; --verbose prints every case's outcome.\n"
+             "  --device fake runs every node on the test device (tests/support/fake_backend.h), behind transfers.\n";
       return 0;
-    } else opt.root = arg;
+    } else
+      opt.root = arg;
   }
   if (opt.device == "fake") {
     std::set<std::string> every_op;
@@ -216,7 +224,8 @@ int main(int argc, char** argv) {
   const std::regex filter(opt.filter);
   std::vector<fs::path> cases;
   for (const auto& entry : fs::directory_iterator(opt.root))
-    if (entry.is_directory() && std::regex_search(entry.path().filename().string(), filter)) cases.push_back(entry.path());
+    if (entry.is_directory() && std::regex_search(entry.path().filename().string(), filter))
+      cases.push_back(entry.path());
   std::sort(cases.begin(), cases.end());
 
   int passed = 0, failed = 0, unsupported = 0;
@@ -227,12 +236,20 @@ int main(int argc, char** argv) {
     const CaseResult r = run_case(dir, opt);
     switch (r.outcome) {
       case Outcome::Passed: ++passed; break;
-      case Outcome::Failed: ++failed; failures.emplace_back(name, r.reason); break;
-      case Outcome::Unsupported: ++unsupported; ++unsupported_counts[unsupported_key(r.reason)]; break;
+      case Outcome::Failed:
+        ++failed;
+        failures.emplace_back(name, r.reason);
+        break;
+      case Outcome::Unsupported:
+        ++unsupported;
+        ++unsupported_counts[unsupported_key(r.reason)];
+        break;
     }
     if (opt.verbose)
-      std::cout << (r.outcome == Outcome::Passed ? "PASS " : r.outcome == Outcome::Failed ? "FAIL " : "UNSUP ") << name
-                << (r.reason.empty() ? "" : "  " + r.reason) << "\n";
+      std::cout << (r.outcome == Outcome::Passed   ? "PASS "
+                    : r.outcome == Outcome::Failed ? "FAIL "
+                                                   : "UNSUP ")
+                << name << (r.reason.empty() ? "" : "  " + r.reason) << "\n";
   }
   std::vector<std::pair<std::string, int>> table(unsupported_counts.begin(), unsupported_counts.end());
   std::sort(table.begin(), table.end(), [](const auto& a, const auto& b) {
