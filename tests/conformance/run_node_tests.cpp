@@ -197,20 +197,15 @@ int main(int argc, char** argv) {
   Options opt;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--filter" && i + 1 < argc)
-      opt.filter = argv[++i];
-    else if (arg == "--verbose" || arg == "-v")
-      opt.verbose = true;
-    else if (arg == "--device" && i + 1 < argc)
-      opt.device = argv[++i];
+    if (arg == "--filter" && i + 1 < argc) opt.filter = argv[++i];
+    else if (arg == "--verbose" || arg == "-v") opt.verbose = true;
+    else if (arg == "--device" && i + 1 < argc) opt.device = argv[++i];
     else if (arg == "--help" || arg == "-h") {
-      std::cout
-          << "usage: mpaudit_conformance NODE_TEST_DIR [--filter REGEX] [--verbose] [--device cpu|fake]\n"
-             "  Runs onnx/backend/test/data/node cases; --verbose prints every case's outcome.\n"
-             "  --device fake runs every node on the test device (tests/support/fake_backend.h), behind transfers.\n";
+      std::cout << "usage: mpaudit_conformance NODE_TEST_DIR [--filter REGEX] [--verbose] [--device cpu|fake]\n"
+                   "  Runs onnx/backend/test/data/node cases; --verbose prints every case's outcome.\n"
+                   "  --device fake runs every node on the test device (tests/support/fake_backend.h), behind transfers.\n";
       return 0;
-    } else
-      opt.root = arg;
+    } else opt.root = arg;
   }
   if (opt.device == "fake") {
     std::set<std::string> every_op;
@@ -224,8 +219,7 @@ int main(int argc, char** argv) {
   const std::regex filter(opt.filter);
   std::vector<fs::path> cases;
   for (const auto& entry : fs::directory_iterator(opt.root))
-    if (entry.is_directory() && std::regex_search(entry.path().filename().string(), filter))
-      cases.push_back(entry.path());
+    if (entry.is_directory() && std::regex_search(entry.path().filename().string(), filter)) cases.push_back(entry.path());
   std::sort(cases.begin(), cases.end());
 
   int passed = 0, failed = 0, unsupported = 0;
@@ -236,20 +230,12 @@ int main(int argc, char** argv) {
     const CaseResult r = run_case(dir, opt);
     switch (r.outcome) {
       case Outcome::Passed: ++passed; break;
-      case Outcome::Failed:
-        ++failed;
-        failures.emplace_back(name, r.reason);
-        break;
-      case Outcome::Unsupported:
-        ++unsupported;
-        ++unsupported_counts[unsupported_key(r.reason)];
-        break;
+      case Outcome::Failed: ++failed; failures.emplace_back(name, r.reason); break;
+      case Outcome::Unsupported: ++unsupported; ++unsupported_counts[unsupported_key(r.reason)]; break;
     }
     if (opt.verbose)
-      std::cout << (r.outcome == Outcome::Passed   ? "PASS "
-                    : r.outcome == Outcome::Failed ? "FAIL "
-                                                   : "UNSUP ")
-                << name << (r.reason.empty() ? "" : "  " + r.reason) << "\n";
+      std::cout << (r.outcome == Outcome::Passed ? "PASS " : r.outcome == Outcome::Failed ? "FAIL " : "UNSUP ") << name
+                << (r.reason.empty() ? "" : "  " + r.reason) << "\n";
   }
   std::vector<std::pair<std::string, int>> table(unsupported_counts.begin(), unsupported_counts.end());
   std::sort(table.begin(), table.end(), [](const auto& a, const auto& b) {
