@@ -623,10 +623,10 @@ std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::v
   // A plain run folds constant nodes (foldable_): the session's own settings, no feed standing for a constant,
   // and, in a subgraph run, an enclosing run that folds too (its constants are this graph's outer constants).
   const StreamPlan& first = streams.front();
-  const bool folding = t_constants_hold && !observer && streams.size() == 1 && first.node_config.empty() &&
-                       first.reused.empty() && first.computes_in_format.empty() && !first.fp8_absmax_scaling &&
-                       !first.output_scale &&
-                       std::none_of(feeds.begin(), feeds.end(), [&](const auto& f) { return constants_.count(f.first); });
+  const bool folding =
+      t_constants_hold && !observer && streams.size() == 1 && first.node_config.empty() && first.reused.empty() &&
+      first.computes_in_format.empty() && !first.fp8_absmax_scaling && !first.output_scale &&
+      std::none_of(feeds.begin(), feeds.end(), [&](const auto& f) { return constants_.count(f.first); });
   const ConstantsHold nested_runs(folding);
   std::vector<ScopeLookup> references_as_read;
   for (size_t s = 0; s < (observer ? streams.size() : 0); ++s)
@@ -651,7 +651,8 @@ std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::v
           std::lock_guard<std::mutex> lock(folded_mutex_);
           if (auto f = folded_.find(i); f != folded_.end()) {
             for (size_t k = 0; k < node.outputs.size(); ++k)
-              if (const int slot = slots.outputs[k]; slot >= 0) put_slot(s, slot, f->second[k], config.storage, nullptr);
+              if (const int slot = slots.outputs[k]; slot >= 0)
+                put_slot(s, slot, f->second[k], config.storage, nullptr);
             continue;
           }
         }
