@@ -8,12 +8,16 @@
 #include <set>
 #include <unordered_map>
 
+#include "common/memory_budget.h"
 #include "runtime/nvtx_range.h"
 #include "runtime/precision.h"
 
 namespace mpa {
 
 namespace {
+
+// Folded outputs (Session::folded_) are kept within 1/kFoldedShareOfBudget of the memory budget.
+constexpr int64_t kFoldedShareOfBudget = 8;
 
 // Whether the run this thread is in folds constant nodes, for the subgraph runs its control-flow nodes make on
 // this thread (they run their bodies on the calling thread): outside any run, true.
@@ -702,10 +706,17 @@ std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::v
               runs_on.store_in_format(results[o], config.storage,
                                       streams[s].output_scale ? streams[s].output_scale(i, o) : 1);
         step.convert_seconds += since(storing);
-        // Outputs of tensors only (a node meeting sequences or optionals is not kept), the same in every run.
+        // Outputs of tensors only (a node meeting sequences or optionals is not kept), the same in every run, kept
+        // within a share of the memory budget: a kept value outlives its last reader, which a run that fits the
+        // budget without folding must still fit with it.
         if (folds && node_values[s].inputs.empty() && node_values[s].outputs.empty()) {
+          int64_t bytes = 0;
+          for (const Tensor& t : results) bytes += t.defined() ? static_cast<int64_t>(t.nbytes()) : 0;
           std::lock_guard<std::mutex> lock(folded_mutex_);
-          folded_.emplace(i, results);
+          if (folded_bytes_ + bytes <= memory_budget::limit() / kFoldedShareOfBudget) {
+            folded_bytes_ += bytes;
+            folded_.emplace(i, results);
+          }
         }
         step.outputs.assign(node.outputs.size(), nullptr);
         for (size_t k = 0; k < node.outputs.size(); ++k)

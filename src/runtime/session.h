@@ -241,13 +241,15 @@ class Session : public SubgraphExecutor {
   // Constant folding, as onnxruntime does at session creation: a node without subgraphs whose inputs are all
   // constants (initializers not fed as inputs, outer constants, outputs of other such nodes) computes the same
   // outputs in every run. A plain run (one stream, the session's own settings, no observer) computes it once
-  // and hands out those outputs afterwards; observed runs (the audit) and mixed runs run it every time. This
-  // holds because every registered op computes its outputs from its inputs and attributes alone (Dropout's
-  // training mask from its seed attribute; the random-number ops are not supported).
+  // and hands out those outputs afterwards (within an eighth of the memory budget); observed runs (the audit) and
+  // mixed runs run it every time. This holds because every registered op computes its outputs from its inputs
+  // and attributes alone (Dropout's training mask from its seed attribute; the random-number ops are not
+  // supported).
   std::set<std::string> constants_;  // the names above, this graph's and its enclosing scopes'
   std::vector<bool> foldable_;       // per node
   mutable std::mutex folded_mutex_;
   mutable std::map<size_t, std::vector<Tensor>> folded_;  // per folded node, its outputs as stored
+  mutable int64_t folded_bytes_ = 0;                      // what folded_ holds
   mutable std::mutex resident_mutex_;
   mutable std::map<std::pair<const Tensor*, Device>, Tensor> resident_;  // resident()'s copies
   mutable std::map<const Tensor*, const Tensor*> resident_originals_;     // each copy's host initializer

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "audit/auditor.h"
+#include "common/memory_budget.h"
 #include "model/loader.h"
 #include "probes/exact_sum.h"
 #include "runtime/session.h"
@@ -330,18 +331,22 @@ TEST_F(Fake, IsolatedRunsReadHostParametersWithoutDownloadingTheirResidentCopies
 // later runs reuse their outputs (the fake counts the runs of the nodes it runs); y = x * k runs every time. An
 // observed run runs every node. The outputs are the CPU's in every run.
 TEST_F(Fake, APlainRunComputesItsConstantNodesOnceAndAnObservedRunEveryTime) {
+  constexpr int64_t n = 4096;
   test::ModelBuilder b(13);
-  b.input("x", onnx::TensorProto::FLOAT, {4});
-  b.initializer("w", {8}, {1, 2, 3, 4, 5, 6, 7, 8});
-  b.initializer("c", {4}, {0.5f, 0.25f, -1, 2});
+  b.input("x", onnx::TensorProto::FLOAT, {n});
+  std::vector<float> w(2 * n), c(n);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(i % 13) - 6;
+  for (size_t i = 0; i < c.size(); ++i) c[i] = 0.25f * static_cast<float>(i % 5);
+  b.initializer("w", {2 * n}, w);
+  b.initializer("c", {n}, c);
   b.int64_initializer("starts", {1}, {2});
-  b.int64_initializer("ends", {1}, {6});
+  b.int64_initializer("ends", {1}, {n + 2});
   b.node("Slice", {"w", "starts", "ends"}, {"ws"}, "slice");
   b.node("Add", {"ws", "c"}, {"k"}, "add");
   b.node("Mul", {"x", "k"}, {"y"}, "mul");
   b.output("y");
   const Model model = load_model_from_bytes(b.bytes(), ".", "folded.onnx");
-  const TensorMap feeds = {{"x", ramp({4}, 0.5f, -1)}};
+  const TensorMap feeds = {{"x", ramp({n}, 0.5f, -1)}};
   const TensorMap cpu = Session(model.graph).run(feeds);
   FakeOps ops({"Slice", "Add", "Mul"});
   const Session device(model.graph, on("fake"));
@@ -353,6 +358,14 @@ TEST_F(Fake, APlainRunComputesItsConstantNodesOnceAndAnObservedRunEveryTime) {
   expect_same_outputs(cpu, device.run(feeds, [&](const Node&, size_t, const std::vector<const Tensor*>&) { ++seen; }));
   EXPECT_EQ(seen, 3);
   EXPECT_EQ(fake.counts().runs, 5 + 3) << "an observed run runs every node";
+  // Folded outputs are kept within an eighth of the memory budget: with room for ws's 16 KiB, not for k's 16 KiB
+  // more, Add runs every time.
+  const int64_t budget = memory_budget::limit();
+  memory_budget::set_limit(8 * 24 * 1024);
+  const Session tight(model.graph, on("fake"));
+  for (int run = 1; run <= 3; ++run) expect_same_outputs(cpu, tight.run(feeds));
+  memory_budget::set_limit(budget);
+  EXPECT_EQ(fake.counts().runs, 8 + 1 + 3 + 3) << "Slice once, Add and Mul in every run";
 }
 
 // A feed standing for an initializer (allowed: initializers are feedable) is no constant: that run folds nothing,
