@@ -137,14 +137,14 @@ void resize_axis(const V* src, V* dst, int64_t outer, int64_t in, int64_t out, i
         std::fill(d, d + inner, extrapolation);
         continue;
       }
-      const int64_t* idx = &t.index[static_cast<size_t>(y * t.n)];
-      const double* w = &t.weight[static_cast<size_t>(y * t.n)];
       if (nearest || !std::is_floating_point_v<V>) {
         const int64_t from = copied_tap(y);
         std::copy(s + from * inner, s + (from + 1) * inner, d);
         continue;
       }
       if constexpr (std::is_floating_point_v<V>) {
+        const int64_t* idx = &t.index[static_cast<size_t>(y * t.n)];
+        const double* w = &t.weight[static_cast<size_t>(y * t.n)];
         std::fill(d, d + inner, V(0));
         for (int64_t j = 0; j < t.n; ++j) {
           const V wj = static_cast<V>(w[j]);
