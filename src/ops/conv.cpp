@@ -14,40 +14,68 @@ namespace mpa {
 
 namespace {
 
-// im2col for 2-D windows: one pass per (channel, ky, kx) over the band's output rows, column ranges per
-// kx precomputed, element loops instead of memcpy/memset calls (rows are often a few dozen floats, where
-// the library calls cost more than the copy).
+// Rows [begin, end) of im2col_2d's column matrix: one pass per (channel, ky, kx) over the band's output rows,
+// column ranges per kx precomputed, element loops instead of memcpy/memset calls (rows are often a few dozen
+// floats, where the library calls cost more than the copy).
 template <class Acc>
-MPA_GCC_OPTIMIZE("no-tree-loop-distribute-patterns")
-void im2col_2d(const Acc* x, const WindowGeometry& g, int64_t channels, Acc* col, int64_t row_begin, int64_t row_end) {
+MPA_VECTOR_CLONES MPA_GCC_OPTIMIZE("no-tree-loop-distribute-patterns") void im2col_rows_2d(
+    const Acc* x, const WindowGeometry& g, Acc* col, int64_t row_begin, int64_t row_end, int64_t begin, int64_t end) {
   const int64_t H = g.in[0], W = g.in[1], OW = g.out[1], KH = g.kernel[0], KW = g.kernel[1];
   const int64_t sh = g.stride[0], sw = g.stride[1], dh = g.dilation[0], dw = g.dilation[1];
   const int64_t band = (row_end - row_begin) * OW;
-  parallel_for(
-      channels * KH * KW, std::max<int64_t>(1, 4096 / std::max<int64_t>(band, 1)), [&](int64_t begin, int64_t end) {
-        for (int64_t r = begin; r < end; ++r) {
-          const int64_t c = r / (KH * KW), ky = (r / KW) % KH, kx = r % KW;
-          const int64_t shift = kx * dw - g.pad_begin[1];
-          const int64_t lo = std::min(OW, shift >= 0 ? int64_t{0} : (-shift + sw - 1) / sw);
-          const int64_t hi = std::max(lo, std::min(OW, W - 1 - shift < 0 ? int64_t{0} : (W - 1 - shift) / sw + 1));
-          Acc* dst = col + r * band;
-          for (int64_t oy = row_begin; oy < row_end; ++oy, dst += OW) {
-            const int64_t iy = oy * sh - g.pad_begin[0] + ky * dh;
-            if (iy < 0 || iy >= H) {
-              for (int64_t ox = 0; ox < OW; ++ox) dst[ox] = Acc(0);
-              continue;
-            }
-            const Acc* src = x + (c * H + iy) * W + shift;
-            for (int64_t ox = 0; ox < lo; ++ox) dst[ox] = Acc(0);
-            if (sw == 1) {
-              for (int64_t ox = lo; ox < hi; ++ox) dst[ox] = src[ox];
-            } else {
-              for (int64_t ox = lo; ox < hi; ++ox) dst[ox] = src[ox * sw];
-            }
-            for (int64_t ox = hi; ox < OW; ++ox) dst[ox] = Acc(0);
-          }
-        }
-      });
+  // With unit strides and an input row as wide as an output row ("same" padding), consecutive output rows read
+  // consecutive input rows at the same shift: the band's rows that lie in the input are one contiguous copy,
+  // after which each row's padded ends are zeroed (the copy put the neighbouring rows' values there).
+  const bool contiguous_rows = sw == 1 && sh == 1 && W == OW;
+  for (int64_t r = begin; r < end; ++r) {
+    const int64_t c = r / (KH * KW), ky = (r / KW) % KH, kx = r % KW;
+    const int64_t shift = kx * dw - g.pad_begin[1];
+    const int64_t lo = std::min(OW, shift >= 0 ? int64_t{0} : (-shift + sw - 1) / sw);
+    const int64_t hi = std::max(lo, std::min(OW, W - 1 - shift < 0 ? int64_t{0} : (W - 1 - shift) / sw + 1));
+    Acc* dst = col + r * band;
+    if (contiguous_rows) {
+      const int64_t row_shift = ky * dh - g.pad_begin[0];  // iy = oy + row_shift
+      const int64_t inside_begin = std::clamp(-row_shift, row_begin, row_end),
+                    inside_end = std::clamp(H - row_shift, inside_begin, row_end);
+      Acc* inside = dst + (inside_begin - row_begin) * OW;
+      Acc* after = dst + (inside_end - row_begin) * OW;
+      for (Acc* p = dst; p < inside; ++p) *p = Acc(0);
+      if (inside < after && lo < hi) {
+        // From the first row's first value in the input to the last row's last one: no read leaves the plane.
+        const Acc* src = x + (c * H + inside_begin + row_shift) * W + shift;
+        std::copy(src + lo, src + (inside_end - inside_begin - 1) * OW + hi, inside + lo);
+      }
+      for (Acc* row = inside; row < after; row += OW) {
+        for (int64_t ox = 0; ox < lo; ++ox) row[ox] = Acc(0);
+        for (int64_t ox = hi; ox < OW; ++ox) row[ox] = Acc(0);
+      }
+      for (Acc* p = after; p < dst + band; ++p) *p = Acc(0);
+      continue;
+    }
+    for (int64_t oy = row_begin; oy < row_end; ++oy, dst += OW) {
+      const int64_t iy = oy * sh - g.pad_begin[0] + ky * dh;
+      if (iy < 0 || iy >= H) {
+        for (int64_t ox = 0; ox < OW; ++ox) dst[ox] = Acc(0);
+        continue;
+      }
+      const Acc* src = x + (c * H + iy) * W + shift;
+      for (int64_t ox = 0; ox < lo; ++ox) dst[ox] = Acc(0);
+      if (sw == 1) {
+        for (int64_t ox = lo; ox < hi; ++ox) dst[ox] = src[ox];
+      } else {
+        for (int64_t ox = lo; ox < hi; ++ox) dst[ox] = src[ox * sw];
+      }
+      for (int64_t ox = hi; ox < OW; ++ox) dst[ox] = Acc(0);
+    }
+  }
+}
+
+// im2col for 2-D windows, parallel over the column matrix's rows.
+template <class Acc>
+void im2col_2d(const Acc* x, const WindowGeometry& g, int64_t channels, Acc* col, int64_t row_begin, int64_t row_end) {
+  const int64_t band = (row_end - row_begin) * g.out[1];
+  parallel_for(channels * g.kernel[0] * g.kernel[1], std::max<int64_t>(1, 4096 / std::max<int64_t>(band, 1)),
+               [&](int64_t begin, int64_t end) { im2col_rows_2d(x, g, col, row_begin, row_end, begin, end); });
 }
 
 // col[r, p] for r = (c, kernel index), p = output position in the band of output rows [row_begin,
