@@ -27,8 +27,13 @@ MPA_VECTOR_CLONES MPA_GCC_OPTIMIZE("no-tree-loop-distribute-patterns") void im2c
   // consecutive input rows at the same shift: the band's rows that lie in the input are one contiguous copy,
   // after which each row's padded ends are zeroed (the copy put the neighbouring rows' values there).
   const bool contiguous_rows = sw == 1 && sh == 1 && W == OW;
+  // Row r's (c, ky, kx), advanced with r: three divisions per row cost more than a short row's copy.
+  int64_t c = begin / (KH * KW), ky = begin / KW % KH, kx = begin % KW - 1;
   for (int64_t r = begin; r < end; ++r) {
-    const int64_t c = r / (KH * KW), ky = (r / KW) % KH, kx = r % KW;
+    if (++kx == KW) {
+      kx = 0;
+      if (++ky == KH) ky = 0, ++c;
+    }
     const int64_t shift = kx * dw - g.pad_begin[1];
     const int64_t lo = std::min(OW, shift >= 0 ? int64_t{0} : (-shift + sw - 1) / sw);
     const int64_t hi = std::max(lo, std::min(OW, W - 1 - shift < 0 ? int64_t{0} : (W - 1 - shift) / sw + 1));

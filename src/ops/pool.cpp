@@ -7,6 +7,7 @@
 #include <cstring>
 #include <limits>
 
+#include "common/compiler.h"
 #include "ops/compute_buffer.h"
 #include "ops/conv_geometry.h"
 #include "ops/op.h"
@@ -158,41 +159,48 @@ void pool_planes(const T* x, T* y, int64_t* indices, int64_t planes, const Windo
 // 2-D max pooling of finite float planes without Indices as two 1-D passes, along rows then columns:
 // kh + kw reads per output instead of kh * kw, with inner loops over contiguous outputs (vectorised for
 // stride 1). Max over finite values does not depend on order, so the result is the window loop's; with
-// NaN the window loop's result depends on which tap comes first, so callers check finiteness.
-void separable_max_pool_2d(const float* x, float* y, int64_t planes, const WindowGeometry& g) {
-  const auto dims = build_windows(g);
+// NaN the window loop's result depends on which tap comes first, so callers check finiteness. Here planes
+// [begin, end), with `rows` room for one plane's row maxima (H x OW).
+MPA_VECTOR_CLONES void max_pool_planes_2d(const float* x, float* y, int64_t begin, int64_t end,
+                                          const WindowGeometry& g, const std::vector<DimWindow>& row_windows,
+                                          float* rows) {
   const int64_t H = g.in[0], W = g.in[1], OH = g.out[0], OW = g.out[1];
   const int64_t sw = g.stride[1], dw = g.dilation[1], dh = g.dilation[0], pad_left = g.pad_begin[1];
   constexpr float lowest = -std::numeric_limits<float>::infinity();
-  parallel_for(planes, std::max<int64_t>(1, 4096 / std::max<int64_t>(OH * OW, 1)),
-                    [&](int64_t begin, int64_t end) {
-                      std::vector<float> rows(static_cast<size_t>(H * OW));
-                      for (int64_t plane = begin; plane < end; ++plane) {
-                        const float* xp = x + plane * H * W;
-                        std::fill(rows.begin(), rows.end(), lowest);
-                        for (int64_t kx = 0; kx < g.kernel[1]; ++kx) {
-                          // Outputs whose tap kx lands inside the row: 0 <= ow * sw - pad_left + kx * dw < W.
-                          const int64_t shift = kx * dw - pad_left;
-                          const int64_t ow_lo = shift >= 0 ? 0 : (-shift + sw - 1) / sw;
-                          const int64_t ow_hi = std::min(OW, W - 1 - shift < 0 ? int64_t{0} : (W - 1 - shift) / sw + 1);
-                          for (int64_t h = 0; h < H; ++h) {
-                            const float* in = xp + h * W + shift;
-                            float* r = rows.data() + h * OW;
-                            for (int64_t ow = ow_lo; ow < ow_hi; ++ow) r[ow] = std::max(r[ow], in[ow * sw]);
-                          }
-                        }
-                        float* yp = y + plane * OH * OW;
-                        for (int64_t oh = 0; oh < OH; ++oh) {
-                          const DimWindow& w = dims[0][static_cast<size_t>(oh)];
-                          float* out = yp + oh * OW;
-                          std::fill(out, out + OW, lowest);
-                          for (int64_t t = w.lo; t < w.hi; ++t) {
-                            const float* r = rows.data() + (w.first + t * dh) * OW;
-                            for (int64_t ow = 0; ow < OW; ++ow) out[ow] = std::max(out[ow], r[ow]);
-                          }
-                        }
-                      }
-                    });
+  for (int64_t plane = begin; plane < end; ++plane) {
+    const float* xp = x + plane * H * W;
+    std::fill(rows, rows + H * OW, lowest);
+    for (int64_t kx = 0; kx < g.kernel[1]; ++kx) {
+      // Outputs whose tap kx lands inside the row: 0 <= ow * sw - pad_left + kx * dw < W.
+      const int64_t shift = kx * dw - pad_left;
+      const int64_t ow_lo = shift >= 0 ? 0 : (-shift + sw - 1) / sw;
+      const int64_t ow_hi = std::min(OW, W - 1 - shift < 0 ? int64_t{0} : (W - 1 - shift) / sw + 1);
+      for (int64_t h = 0; h < H; ++h) {
+        const float* in = xp + h * W + shift;
+        float* r = rows + h * OW;
+        for (int64_t ow = ow_lo; ow < ow_hi; ++ow) r[ow] = std::max(r[ow], in[ow * sw]);
+      }
+    }
+    float* yp = y + plane * OH * OW;
+    for (int64_t oh = 0; oh < OH; ++oh) {
+      const DimWindow& w = row_windows[static_cast<size_t>(oh)];
+      float* out = yp + oh * OW;
+      std::fill(out, out + OW, lowest);
+      for (int64_t t = w.lo; t < w.hi; ++t) {
+        const float* r = rows + (w.first + t * dh) * OW;
+        for (int64_t ow = 0; ow < OW; ++ow) out[ow] = std::max(out[ow], r[ow]);
+      }
+    }
+  }
+}
+
+void separable_max_pool_2d(const float* x, float* y, int64_t planes, const WindowGeometry& g) {
+  const auto dims = build_windows(g);
+  const int64_t rows = g.in[0] * g.out[1], out_size = g.out[0] * g.out[1];
+  parallel_for(planes, std::max<int64_t>(1, 4096 / std::max<int64_t>(out_size, 1)), [&](int64_t begin, int64_t end) {
+    std::vector<float> row_maxima(static_cast<size_t>(rows));
+    max_pool_planes_2d(x, y, begin, end, g, dims[0], row_maxima.data());
+  });
 }
 
 bool all_finite(const float* x, int64_t n) {
