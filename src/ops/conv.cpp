@@ -195,6 +195,10 @@ MPA_VECTOR_CLONES void depthwise_plane_2d(const Acc* xc, const Acc* wm, Acc bias
       }
       if (KW == 3)
         add_kernel_row<Acc, 3>(o, tap, w, ox_lo, ox_hi);
+      else if (KW == 5)  // MobileNetV3's and EfficientNet's other kernel sizes
+        add_kernel_row<Acc, 5>(o, tap, w, ox_lo, ox_hi);
+      else if (KW == 7)
+        add_kernel_row<Acc, 7>(o, tap, w, ox_lo, ox_hi);
       else
         for (int64_t kx = 0; kx < KW; ++kx)
           for (int64_t ox = ox_lo[kx]; ox < ox_hi[kx]; ++ox) o[ox] += w[kx] * tap[kx][ox];

@@ -42,6 +42,8 @@ TEST(DepthwiseConv, DirectAndGemmPathsMatchANaiveConvolution) {
       {2, 1, 2, 3, 5, 1, 2, 1, 2, {1, 3, 1, 2}},         // stride 2, dilated columns, a wide left pad
       {2, 1, 2, 2, 4, 1, 3, 1, 1, {0, 1, 0, 2}},         // stride 3, four taps per row
       {2, 1, 2, 3, 3, 1, 1, 1, 8, {1, 8, 1, 8}},         // taps 8 apart on 14 columns: no output gets all three
+      {3, 1, 3, 5, 5, 1, 1, 1, 1, {2, 2, 2, 2}},         // MobileNetV3's 5x5
+      {2, 1, 2, 7, 7, 1, 2, 1, 1, {3, 3, 3, 3}},         // 7x7, stride 2 along the row
   };
   for (const Case& c : cases) {
     const int64_t out_channels = c.channels * c.multiplier;
