@@ -207,6 +207,45 @@ Session::Session(std::shared_ptr<const Graph> graph, SessionOptions options)
       if (auto slot = slot_of_.find(name); slot != slot_of_.end()) ns.release.push_back(slot->second);
   }
   find_constants();
+  find_silu();
+}
+
+void Session::find_silu() {
+  silu_mul_of_.assign(graph_->nodes.size(), -1);
+  constexpr int64_t kSwishOpset = 24;  // Swish's first opset
+  const KernelFactory* swish = OpRegistry::instance().find(host_->kernel_table(), "", "Swish", kSwishOpset);
+  if (!swish) return;
+  std::unordered_map<std::string, int> reads;  // reads of each value; a subgraph's count as two (never fused)
+  std::unordered_map<std::string, size_t> producer;
+  for (size_t i = 0; i < graph_->nodes.size(); ++i) {
+    const Node& node = graph_->nodes[i];
+    for (const auto& in : node.inputs)
+      if (!in.empty()) ++reads[in];
+    for (const auto& in : node.implicit_inputs) reads[in] += 2;
+    for (const auto& out : node.outputs)
+      if (!out.empty()) producer[out] = i;
+  }
+  for (const auto& out : graph_->outputs) reads[out.name] += 2;
+  for (size_t m = 0; m < graph_->nodes.size(); ++m) {
+    const Node& mul = graph_->nodes[m];
+    if (mul.op_type != "Mul" || !mul.domain.empty() || mul.inputs.size() != 2 || foldable_[m]) continue;
+    for (size_t x = 0; x < 2; ++x) {
+      const std::string &x_name = mul.inputs[x], &s_name = mul.inputs[1 - x];
+      const auto from = producer.find(s_name);
+      if (x_name.empty() || x_name == s_name || from == producer.end() || reads[s_name] != 1) continue;
+      const Node& sigmoid = graph_->nodes[from->second];
+      if (sigmoid.op_type != "Sigmoid" || !sigmoid.domain.empty() || sigmoid.inputs != std::vector{x_name} ||
+          foldable_[from->second])
+        continue;
+      Silu& silu = silu_[m];  // made in place: the kernel may keep its node
+      silu.sigmoid = from->second;
+      silu.x = x;
+      silu.swish = {mul.name, "Swish", "", {x_name}, mul.outputs, {}, {}};
+      silu.kernel = (*swish)(OpInit(silu.swish, kSwishOpset));
+      silu_mul_of_[from->second] = static_cast<int>(m);
+      break;
+    }
+  }
 }
 
 void Session::find_constants() {
@@ -395,14 +434,20 @@ Tensor Session::move_to(const Tensor& tensor, const Backend& to) const {
 void Session::run_on(const Backend& backend, size_t index, const std::vector<const Tensor*>& inputs,
                      std::vector<Tensor>& outputs, const ExecConfig& config, const ScopeLookup* scope,
                      SubgraphObserver* observer, NodeValues* values) const {
-  const Node& node = graph_->nodes[index];
+  const OpKernel& kernel = &backend == host_ || !device_kernels_[index] ? *kernels_[index] : *device_kernels_[index];
+  run_kernel(backend, graph_->nodes[index], kernel, inputs, outputs, config, scope, observer, values);
+}
+
+void Session::run_kernel(const Backend& backend, const Node& node, const OpKernel& kernel,
+                         const std::vector<const Tensor*>& inputs, std::vector<Tensor>& outputs,
+                         const ExecConfig& config, const ScopeLookup* scope, SubgraphObserver* observer,
+                         NodeValues* values) const {
   KernelContext ctx(node, inputs, outputs, config);
   ctx.set_scope(scope);
   ctx.set_observer(observer);
   ctx.set_subgraphs(this);
   if (values) values->outputs.clear();
   ctx.set_values(values);
-  const OpKernel& kernel = &backend == host_ || !device_kernels_[index] ? *kernels_[index] : *device_kernels_[index];
   try {
     backend.run(kernel, ctx);
   } catch (...) {
@@ -632,6 +677,11 @@ std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::v
       first.computes_in_format.empty() && !first.fp8_absmax_scaling && !first.output_scale &&
       std::none_of(feeds.begin(), feeds.end(), [&](const auto& f) { return constants_.count(f.first); });
   const ConstantsHold nested_runs(folding);
+  // The Muls that run their SiLU's Swish in this run (silu_): both nodes on the CPU in float32.
+  std::vector<char> silu_now(folding && !silu_.empty() ? graph_->nodes.size() : 0);
+  const auto float32_on_host = [&](size_t i) {
+    return config_of(0, i).storage == Format::FP32 && !in_format(0, i) && &backend_at(0, i) == host_;
+  };
   std::vector<ScopeLookup> references_as_read;
   for (size_t s = 0; s < (observer ? streams.size() : 0); ++s)
     references_as_read.emplace_back([&reference_as_read, s](const std::string& name) { return reference_as_read(s, name); });
@@ -660,6 +710,16 @@ std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::v
             continue;
           }
         }
+        if (!silu_now.empty() && silu_mul_of_[i] >= 0) {
+          const size_t mul = static_cast<size_t>(silu_mul_of_[i]);
+          const int x = slots.inputs[0];
+          if (x >= 0 && tables[s].values[size_t(x)].defined() && tables[s].values[size_t(x)].dtype() == DType::Float32 &&
+              tables[s].values[size_t(x)].device().is_host() && float32_on_host(i) && float32_on_host(mul)) {
+            silu_now[mul] = true;
+            continue;
+          }
+        }
+        const Silu* silu = !silu_now.empty() && silu_now[i] ? &silu_.at(i) : nullptr;
         const Backend& runs_on = backend_at(s, i);
         const NvtxRange stream_range(format_name(format_of(config)).data());
         const bool narrow = in_format(s, i);
@@ -667,6 +727,7 @@ std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::v
         const auto reading = now();
         step.inputs.clear();
         for (size_t k = 0; k < node.inputs.size(); ++k) {
+          if (silu && k != silu->x) continue;  // the Swish reads x only
           const std::string& name = node.inputs[k];
           const int slot = slots.inputs[k];
           const Backend& at = reader_of(i, k, runs_on);
@@ -694,8 +755,12 @@ std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::v
         const bool device_views = observer && observer->reads_device_tensors() && runs_on.computes_probes();
         scope_at[s] = {s, config.storage, narrow, device_views ? &runs_on : host_};
         const auto running = now();
-        run_on(runs_on, i, step.inputs, results, config, node.implicit_inputs.empty() ? nullptr : &scopes[s],
-               observer ? observer->subgraphs(i, s) : nullptr, &node_values[s]);
+        if (silu)
+          run_kernel(runs_on, silu->swish, *silu->kernel, step.inputs, results, config, nullptr, nullptr,
+                     &node_values[s]);
+        else
+          run_on(runs_on, i, step.inputs, results, config, node.implicit_inputs.empty() ? nullptr : &scopes[s],
+                 observer ? observer->subgraphs(i, s) : nullptr, &node_values[s]);
         step.run_seconds = since(running);
         step.device_seconds =
             observer && observer->wants_device_time() ? runs_on.last_run_device_seconds() : std::nullopt;

@@ -217,6 +217,12 @@ class Session : public SubgraphExecutor {
   void run_on(const Backend& backend, size_t index, const std::vector<const Tensor*>& inputs,
               std::vector<Tensor>& outputs, const ExecConfig& config, const ScopeLookup* scope,
               SubgraphObserver* observer, NodeValues* values) const;
+  // run_on's work for any node and kernel (a fused one, a graph node's).
+  void run_kernel(const Backend& backend, const Node& node, const OpKernel& kernel,
+                  const std::vector<const Tensor*>& inputs, std::vector<Tensor>& outputs, const ExecConfig& config,
+                  const ScopeLookup* scope, SubgraphObserver* observer, NodeValues* values) const;
+  // Fills silu_ and silu_mul_of_ (below).
+  void find_silu();
 
   std::shared_ptr<const Graph> graph_;
   SessionOptions options_;
@@ -250,6 +256,18 @@ class Session : public SubgraphExecutor {
   mutable std::mutex folded_mutex_;
   mutable std::map<size_t, std::vector<Tensor>> folded_;  // per folded node, its outputs as stored
   mutable int64_t folded_bytes_ = 0;                      // what folded_ holds
+  // SiLU, x · sigmoid(x), in plain runs: a Sigmoid whose only reader is a Mul by the Sigmoid's own input runs as
+  // one Swish node in the Mul's place, where both run on the CPU in float32. Bit for bit the values of the two
+  // nodes (the same functor computes the sigmoid, then one product), in one pass over x instead of three and
+  // without the sigmoid's tensor: YOLOX-nano's 104 SiLUs took a third of its run.
+  struct Silu {
+    size_t sigmoid = 0;  // the Sigmoid's index
+    size_t x = 0;        // which of the Mul's inputs is x
+    Node swish;          // x -> the Mul's output, named as the Mul
+    std::unique_ptr<OpKernel> kernel;
+  };
+  std::map<size_t, Silu> silu_;   // by the Mul's index
+  std::vector<int> silu_mul_of_;  // per node: for a Sigmoid of silu_, its Mul's index; else -1
   mutable std::mutex resident_mutex_;
   mutable std::map<std::pair<const Tensor*, Device>, Tensor> resident_;  // resident()'s copies
   mutable std::map<const Tensor*, const Tensor*> resident_originals_;     // each copy's host initializer

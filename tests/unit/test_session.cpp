@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstring>
+
 #include "model/loader.h"
 #include "runtime/precision.h"
 #include "runtime/session.h"
@@ -156,4 +159,79 @@ TEST(Session, ARunReusingARecordEqualsAFullRun) {
     if (t.defined()) t = Tensor::zeros(DType::Float32, {64});
   incremental.reused = {true, false, false, false, false, false};
   EXPECT_EQ(session.run_streams(feeds, {incremental}).at(0).at("v5").data<float>()[1], 0.f);
+}
+
+namespace {
+
+// Two SiLUs, x · sigmoid(x) and sigmoid(x2) · x2 (the Mul's operands either way round), the second x2 = x + 1;
+// `shared` also makes the sigmoids graph outputs, so that each has a reader besides its Mul.
+std::shared_ptr<const Graph> silus(bool shared) {
+  ModelBuilder b;
+  b.input("x", onnx::TensorProto::FLOAT, {-1});
+  b.initializer("one", {1}, std::vector<float>{1.f});
+  b.node("Sigmoid", {"x"}, {"s"});
+  b.node("Mul", {"x", "s"}, {"y"});
+  b.node("Add", {"x", "one"}, {"x2"});
+  b.node("Sigmoid", {"x2"}, {"s2"});
+  b.node("Mul", {"s2", "x2"}, {"y2"});
+  b.output("y");
+  b.output("y2");
+  if (shared) {
+    b.output("s");
+    b.output("s2");
+  }
+  return load_model_from_bytes(b.bytes(), ".", "silu.onnx").graph;
+}
+
+// Values of every sign and size, some beyond where the sigmoid saturates, in a count no vector width divides.
+Tensor silu_input() {
+  std::vector<float> x(3001);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = (static_cast<float>(i % 997) - 498.f) * 0.0731f * (i % 3 ? 1.f : 0.01f);
+  x[0] = 0.f, x[1] = -0.f, x[2] = 1e30f, x[3] = -1e30f, x[4] = INFINITY, x[5] = -INFINITY;
+  return Tensor::from_vector<float>(x, {static_cast<int64_t>(x.size())});
+}
+
+void expect_same_bits(const Tensor& a, const Tensor& b) {
+  ASSERT_EQ(a.shape(), b.shape());
+  ASSERT_EQ(a.dtype(), b.dtype());
+  EXPECT_EQ(std::memcmp(a.raw(), b.raw(), a.nbytes()), 0);
+}
+
+}  // namespace
+
+// A plain run computes a Sigmoid read only by a Mul of its own input as one Swish node: the sigmoid's tensor is
+// never made, and the outputs are those of the two nodes run one after the other (a run with a hook runs every
+// node), bit for bit.
+TEST(Session, APlainRunComputesSiluAsOneSwishBitForBit) {
+  Session session(silus(false));
+  const TensorMap feeds{{"x", silu_input()}};
+  RunStats fused, every_node;
+  const TensorMap plain = session.run(feeds, {}, &fused);
+  const TensorMap watched = session.run(feeds, [](const Node&, size_t, const std::vector<const Tensor*>&) {}, &every_node);
+  for (const char* name : {"y", "y2"}) expect_same_bits(plain.at(name), watched.at(name));
+  // Node by node, the second Mul finds y, x2, s2 and y2 alive; fused, s2 is never made.
+  EXPECT_EQ(fused.peak_live_values + 1, every_node.peak_live_values);
+}
+
+// A sigmoid read elsewhere too (here a graph output) runs as its own node, as does every node of a run whose
+// values are stored in fp16, where the sigmoid is rounded before the product.
+TEST(Session, SiluRunsAsTwoNodesWhereTheSigmoidIsReadElsewhereOrStoredInFp16) {
+  const TensorMap feeds{{"x", silu_input()}};
+  const auto hook = [](const Node&, size_t, const std::vector<const Tensor*>&) {};
+  {
+    Session session(silus(true));
+    RunStats plain_stats, hooked_stats;
+    const TensorMap plain = session.run(feeds, {}, &plain_stats);
+    const TensorMap watched = session.run(feeds, hook, &hooked_stats);
+    for (const char* name : {"y", "s", "y2", "s2"}) expect_same_bits(plain.at(name), watched.at(name));
+    EXPECT_EQ(plain_stats.peak_live_values, hooked_stats.peak_live_values);
+  }
+  SessionOptions fp16;
+  fp16.precision = Format::FP16;
+  Session session(silus(false), fp16);
+  RunStats plain_stats, hooked_stats;
+  const TensorMap plain = session.run(feeds, {}, &plain_stats);
+  const TensorMap watched = session.run(feeds, hook, &hooked_stats);
+  expect_same_bits(plain.at("y"), watched.at("y"));
+  EXPECT_EQ(plain_stats.peak_live_values, hooked_stats.peak_live_values);
 }
