@@ -119,6 +119,9 @@ TEST(Conv, Im2colPathsMatchANaiveConvolution) {
       {"two groups, same padding", 4, 6, 2, 6, 7, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}},
       {"stride 2", 3, 4, 1, 9, 12, 3, 3, 2, 2, 1, 1, {1, 1, 1, 1}},
       {"row stride 2, column stride 1", 3, 4, 1, 9, 12, 3, 3, 2, 1, 1, 1, {1, 1, 1, 1}},
+      {"ResNet's stem: 7x7, stride 2, odd and even shifts", 3, 4, 1, 15, 17, 7, 7, 2, 2, 1, 1, {3, 3, 3, 3}},
+      {"column stride 2, dilated, a wide left pad", 2, 3, 1, 6, 11, 2, 3, 1, 2, 1, 3, {0, 5, 1, 0}},
+      {"1x1 stride 2 (ResNet's downsampling)", 4, 3, 1, 8, 9, 1, 1, 2, 2, 1, 1, {0, 0, 0, 0}},
       {"narrower output rows (valid)", 3, 4, 1, 9, 12, 3, 3, 1, 1, 1, 1, {0, 0, 0, 0}},
       {"one output row per band (64 channels x 3x3 x 1024 columns)", 64, 2, 1, 3, 1024, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}},
   };
