@@ -131,11 +131,10 @@ __attribute__((always_inline)) inline void normalize_group_channels(const T* x, 
 #if MPA_AVX2_DISPATCH
 // The same compiled for AVX2, as the elementwise loops (backends/cpu/elementwise.h): 8 lanes instead of 4.
 template <class T>
-__attribute__((target("avx2,fma"))) void normalize_group_channels_avx2(const T* x, T* y, int64_t first,
-                                                                      int64_t count, int64_t S,
-                                                                      RowStats<compute_t<T>> stats,
-                                                                      const compute_t<T>* scale,
-                                                                      const compute_t<T>* bias) {
+__attribute__((target("avx2,fma"))) void normalize_group_channels_avx2(const T* x, T* y, int64_t first, int64_t count,
+                                                                       int64_t S, RowStats<compute_t<T>> stats,
+                                                                       const compute_t<T>* scale,
+                                                                       const compute_t<T>* bias) {
   normalize_group_channels(x, y, first, count, S, stats, scale, bias);
 }
 #endif

@@ -161,9 +161,8 @@ void pool_planes(const T* x, T* y, int64_t* indices, int64_t planes, const Windo
 // stride 1). Max over finite values does not depend on order, so the result is the window loop's; with
 // NaN the window loop's result depends on which tap comes first, so callers check finiteness. Here planes
 // [begin, end), with `rows` room for one plane's row maxima (H x OW).
-MPA_VECTOR_CLONES void max_pool_planes_2d(const float* x, float* y, int64_t begin, int64_t end,
-                                          const WindowGeometry& g, const std::vector<DimWindow>& row_windows,
-                                          float* rows) {
+MPA_VECTOR_CLONES void max_pool_planes_2d(const float* x, float* y, int64_t begin, int64_t end, const WindowGeometry& g,
+                                          const std::vector<DimWindow>& row_windows, float* rows) {
   const int64_t H = g.in[0], W = g.in[1], OH = g.out[0], OW = g.out[1];
   const int64_t sw = g.stride[1], dw = g.dilation[1], dh = g.dilation[0], pad_left = g.pad_begin[1];
   constexpr float lowest = -std::numeric_limits<float>::infinity();

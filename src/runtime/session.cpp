@@ -712,9 +712,9 @@ std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::v
         }
         if (!silu_now.empty() && silu_mul_of_[i] >= 0) {
           const size_t mul = static_cast<size_t>(silu_mul_of_[i]);
-          const int x = slots.inputs[0];
-          if (x >= 0 && tables[s].values[size_t(x)].defined() && tables[s].values[size_t(x)].dtype() == DType::Float32 &&
-              tables[s].values[size_t(x)].device().is_host() && float32_on_host(i) && float32_on_host(mul)) {
+          const Tensor* x = slots.inputs[0] >= 0 ? &tables[s].values[size_t(slots.inputs[0])] : nullptr;
+          if (x && x->defined() && x->dtype() == DType::Float32 && x->device().is_host() && float32_on_host(i) &&
+              float32_on_host(mul)) {
             silu_now[mul] = true;
             continue;
           }

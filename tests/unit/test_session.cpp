@@ -207,7 +207,8 @@ TEST(Session, APlainRunComputesSiluAsOneSwishBitForBit) {
   const TensorMap feeds{{"x", silu_input()}};
   RunStats fused, every_node;
   const TensorMap plain = session.run(feeds, {}, &fused);
-  const TensorMap watched = session.run(feeds, [](const Node&, size_t, const std::vector<const Tensor*>&) {}, &every_node);
+  const TensorMap watched = session.run(
+      feeds, [](const Node&, size_t, const std::vector<const Tensor*>&) {}, &every_node);
   for (const char* name : {"y", "y2"}) expect_same_bits(plain.at(name), watched.at(name));
   // Node by node, the second Mul finds y, x2, s2 and y2 alive; fused, s2 is never made.
   EXPECT_EQ(fused.peak_live_values + 1, every_node.peak_live_values);

@@ -96,8 +96,8 @@ void map_binary(const A* a, const Shape& a_shape, const B* b, const Shape& b_sha
                           [&](int64_t o, const int64_t* off, const int64_t* step, int64_t n) {
 #if MPA_AVX2_DISPATCH
                             if (avx2)
-                              return map_binary_span_avx2(a + off[0], step[0] != 0, b + off[1], step[1] != 0,
-                                                          out + o, n, f);
+                              return map_binary_span_avx2(a + off[0], step[0] != 0, b + off[1], step[1] != 0, out + o,
+                                                          n, f);
 #endif
                             map_binary_span(a + off[0], step[0] != 0, b + off[1], step[1] != 0, out + o, n, f);
                           });
