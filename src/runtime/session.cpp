@@ -238,7 +238,6 @@ void Session::find_silu() {
           foldable_[from->second])
         continue;
       Silu& silu = silu_[m];  // made in place: the kernel may keep its node
-      silu.sigmoid = from->second;
       silu.x = x;
       silu.swish = {mul.name, "Swish", "", {x_name}, mul.outputs, {}, {}};
       silu.kernel = (*swish)(OpInit(silu.swish, kSwishOpset));
@@ -679,8 +678,8 @@ std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::v
   const ConstantsHold nested_runs(folding);
   // The Muls that run their SiLU's Swish in this run (silu_): both nodes on the CPU in float32.
   std::vector<char> silu_now(folding && !silu_.empty() ? graph_->nodes.size() : 0);
-  const auto float32_on_host = [&](size_t i) {
-    return config_of(0, i).storage == Format::FP32 && !in_format(0, i) && &backend_at(0, i) == host_;
+  const auto float32_on_host = [&](size_t s, size_t i) {
+    return config_of(s, i).storage == Format::FP32 && !in_format(s, i) && &backend_at(s, i) == host_;
   };
   std::vector<ScopeLookup> references_as_read;
   for (size_t s = 0; s < (observer ? streams.size() : 0); ++s)
@@ -713,8 +712,8 @@ std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::v
         if (!silu_now.empty() && silu_mul_of_[i] >= 0) {
           const size_t mul = static_cast<size_t>(silu_mul_of_[i]);
           const Tensor* x = slots.inputs[0] >= 0 ? &tables[s].values[size_t(slots.inputs[0])] : nullptr;
-          if (x && x->defined() && x->dtype() == DType::Float32 && x->device().is_host() && float32_on_host(i) &&
-              float32_on_host(mul)) {
+          if (x && x->defined() && x->dtype() == DType::Float32 && x->device().is_host() && float32_on_host(s, i) &&
+              float32_on_host(s, mul)) {
             silu_now[mul] = true;
             continue;
           }

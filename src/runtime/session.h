@@ -261,7 +261,6 @@ class Session : public SubgraphExecutor {
   // nodes (the same functor computes the sigmoid, then one product), in one pass over x instead of three and
   // without the sigmoid's tensor: YOLOX-nano's 104 SiLUs took a third of its run.
   struct Silu {
-    size_t sigmoid = 0;  // the Sigmoid's index
     size_t x = 0;        // which of the Mul's inputs is x
     Node swish;          // x -> the Mul's output, named as the Mul
     std::unique_ptr<OpKernel> kernel;

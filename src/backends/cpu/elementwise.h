@@ -67,22 +67,19 @@ inline bool cpu_has_avx2() {
   static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   return avx2;
 }
+#endif
+
 template <class In, class Out, class F> void map_unary(const In* in, Out* out, int64_t n, const F& f) {
+#if MPA_AVX2_DISPATCH
   const bool avx2 = cpu_has_avx2();
+#endif
   parallel_for(n, kElementwiseGrain, [&](int64_t begin, int64_t end) {
-    if (avx2)
-      map_span_avx2(in + begin, out + begin, end - begin, f);
-    else
-      map_span(in + begin, out + begin, end - begin, f);
+#if MPA_AVX2_DISPATCH
+    if (avx2) return map_span_avx2(in + begin, out + begin, end - begin, f);
+#endif
+    map_span(in + begin, out + begin, end - begin, f);
   });
 }
-#else
-template <class In, class Out, class F>
-void map_unary(const In* in, Out* out, int64_t n, const F& f) {
-  parallel_for(n, kElementwiseGrain,
-               [&](int64_t begin, int64_t end) { map_span(in + begin, out + begin, end - begin, f); });
-}
-#endif
 
 // out = f(a, b) with numpy broadcasting; out is dense with the broadcast shape of a and b. The runs are
 // compiled for AVX2 too, as map_unary's loop (Add, Mul and Div of a mobile network's activations ran 4 lanes).
