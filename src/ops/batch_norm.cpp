@@ -13,6 +13,30 @@
 namespace mpa {
 namespace {
 
+// Inference with given statistics as an epilogue (ops/op.h): each channel's values normalised as compute()
+// normalises them.
+class BatchNormalizationEpilogue : public Epilogue {
+ public:
+  BatchNormalizationEpilogue(std::vector<float> scale, std::vector<float> bias, std::vector<RowStats<float>> stats)
+      : scale_(std::move(scale)), bias_(std::move(bias)), stats_(std::move(stats)) {}
+  void apply(float* values, int64_t n, int64_t channel, int64_t) const override {
+    normalize_channels(values, values, channel, 1, n, stats_[static_cast<size_t>(channel)], scale_.data(),
+                       bias_.data());
+  }
+
+ private:
+  std::vector<float> scale_, bias_;
+  std::vector<RowStats<float>> stats_;
+};
+
+// Per channel, the statistics compute() normalises with: mean and 1 / sqrt(var + epsilon).
+template <class A>
+std::vector<RowStats<A>> channel_stats(const std::vector<A>& mean, const std::vector<A>& var, A eps) {
+  std::vector<RowStats<A>> stats(mean.size());
+  for (size_t c = 0; c < stats.size(); ++c) stats[c] = {mean[c], A(1) / dmath::sqrt(var[c] + eps)};
+  return stats;
+}
+
 class BatchNormalizationOp : public OpKernel {
  public:
   explicit BatchNormalizationOp(const OpInit& init)
@@ -68,11 +92,27 @@ class BatchNormalizationOp : public OpKernel {
         write(3, mean);
         write(4, var);
       }
-      std::vector<RowStats<A>> stats(static_cast<size_t>(C));
-      for (size_t c = 0; c < stats.size(); ++c) stats[c] = {mean[c], A(1) / dmath::sqrt(var[c] + eps)};
+      const std::vector<RowStats<A>> stats = channel_stats(mean, var, eps);
       normalize_channel_groups(x.data<T>(), y.data<T>(), N, C, S, C, scale.data(), bias.data(),
                                [&](int64_t, int64_t c, const T*, int64_t) { return stats[static_cast<size_t>(c)]; });
     });
+  }
+
+  // Inference over channels at dimension 1 (spatial), every parameter float32 with one value per channel.
+  // Training (training_mode, or an opset below 14 with more outputs named: the executor makes epilogues of
+  // nodes with one output named) normalises with the batch's own statistics: not an epilogue.
+  std::unique_ptr<Epilogue> as_epilogue(size_t from, const std::vector<const Tensor*>& inputs,
+                                        const Shape& shape) const override {
+    if (from != 0 || training_attr_ || !spatial_ || shape.size() < 2 || inputs.size() < 5) return nullptr;
+    const int64_t C = shape[1];
+    for (size_t i = 1; i < 5; ++i)
+      if (!inputs[i] || inputs[i]->dtype() != DType::Float32 || inputs[i]->shape() != Shape{C}) return nullptr;
+    const auto values = [&](size_t i) {
+      const float* p = inputs[i]->data<float>();
+      return std::vector<float>(p, p + C);
+    };
+    return std::make_unique<BatchNormalizationEpilogue>(values(1), values(2),
+                                                        channel_stats(values(3), values(4), epsilon_));
   }
 
  private:

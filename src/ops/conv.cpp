@@ -282,6 +282,13 @@ void ort_cuda_add_bias_after_rounding(float* y, const float* bias, int64_t batch
                     });
 }
 
+// Runs `epilogues` on places [begin, end) of channel c of image n of y (planes of plane_size).
+void run_epilogues(const std::vector<const Epilogue*>& epilogues, float* y, int64_t n, int64_t channels, int64_t c,
+                   int64_t plane_size, int64_t begin, int64_t end) {
+  const int64_t offset = (n * channels + c) * plane_size + begin;
+  for (const Epilogue* e : epilogues) e->apply(y + offset, end - begin, c, offset);
+}
+
 class ConvOp : public OpKernel {
  public:
   explicit ConvOp(const OpInit& init) : attrs_(WindowAttrs::read(init)), group_(init.get_int("group", 1)) {}
@@ -314,17 +321,22 @@ class ConvOp : public OpKernel {
     const WindowGeometry g = window_geometry(label, attrs_, in_spatial, kernel);
     Shape out_shape{batch, out_channels};
     out_shape.insert(out_shape.end(), g.out.begin(), g.out.end());
+    const std::vector<const Epilogue*>* epilogues =
+        ctx.epilogue_source() && x.dtype() == DType::Float32 ? &ctx.epilogue_source()->epilogues_for(out_shape)
+                                                             : nullptr;
+    if (epilogues && epilogues->empty()) epilogues = nullptr;
     Tensor& y = ctx.allocate_output(0, x.dtype(), out_shape);
     visit_float(x.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
-      run<T>(x, w, b, y, g, ctx.config());
+      run<T>(x, w, b, y, g, ctx.config(), epilogues);
     });
   }
+  bool takes_epilogues() const override { return true; }
 
  private:
   template <class T>
   void run(const Tensor& xt, const Tensor& wt, const Tensor* bt, Tensor& yt, const WindowGeometry& g,
-           const ExecConfig& config) const {
+           const ExecConfig& config, const std::vector<const Epilogue*>* epilogues) const {
     using Acc = acc_t<T>;
     std::vector<Acc> xh, wh, bh;
     const Acc* x = as_acc<T>(xt, xh);
@@ -341,6 +353,21 @@ class ConvOp : public OpKernel {
     const int64_t mg = out_channels / group_, ksize = g.kernel_size(), in_size = g.in_size(), out_size = g.out_size(),
                   kdim = cg * ksize;
     if (yt.numel() == 0) return out.finish();
+    // The epilogues run on each GEMM block as it is done, or, on the other paths, over the whole output at the end.
+    bool epilogues_done = false;
+    auto finish = [&] {
+      if constexpr (std::is_same_v<Acc, float>)  // (with no input channel, the output is the bias, filled below)
+        if (bias_after_rounding && kdim > 0)
+          ort_cuda_add_bias_after_rounding(y, given_bias, batch, out_channels, out_size);
+      if constexpr (std::is_same_v<T, float>)
+        if (epilogues && !epilogues_done)
+          parallel_for(batch * out_channels, std::max<int64_t>(1, 16384 / out_size), [&](int64_t begin, int64_t end) {
+            for (int64_t plane = begin; plane < end; ++plane)
+              run_epilogues(*epilogues, y, plane / out_channels, out_channels, plane % out_channels, out_size, 0,
+                            out_size);
+          });
+      out.finish();
+    };
     if (kdim == 0) {  // no input channel: each output is its bias, a sum over nothing otherwise
       for (int64_t n = 0; n < batch; ++n) {
         Acc* yn = y + n * out_channels * out_size;
@@ -349,13 +376,8 @@ class ConvOp : public OpKernel {
         else
           std::fill(yn, yn + out_channels * out_size, Acc(0));
       }
-      return out.finish();
+      return finish();
     }
-    auto finish = [&] {
-      if constexpr (std::is_same_v<Acc, float>)
-        if (bias_after_rounding) ort_cuda_add_bias_after_rounding(y, given_bias, batch, out_channels, out_size);
-      out.finish();
-    };
     // A single input channel with several filters (group 1) is an ordinary convolution: the GEMM path is
     // faster there and applies the GEMM math (TF32, fp16 accumulation) as a GPU would.
     if (cg == 1 && group_ == channels && group_ > 1) {
@@ -377,12 +399,20 @@ class ConvOp : public OpKernel {
         for (int64_t row = 0; row < rows; row += band_rows) {
           const int64_t band = std::min(band_rows, rows - row) * row_len, first = row * row_len;
           if (!pointwise) im2col(xg, g, cg, col, row, row + band / row_len);
+          cpu::GemmBlockDone done;
+          if constexpr (std::is_same_v<T, float>)
+            if (epilogues && !bias_after_rounding)
+              done = [&](int64_t m_begin, int64_t m_end, int64_t n_begin, int64_t n_end) {
+                for (int64_t m = m_begin; m < m_end; ++m)
+                  run_epilogues(*epilogues, y, n, out_channels, gi * mg + m, out_size, first + n_begin, first + n_end);
+              };
           cpu::gemm(false, false, mg, band, kdim, Acc(1), w + gi * mg * kdim, kdim, pointwise ? xg : col,
                     pointwise ? out_size : band, bias ? Acc(1) : Acc(0), yn + gi * mg * out_size + first, out_size,
-                    math);
+                    math, done);
         }
       }
     }
+    epilogues_done = epilogues && !bias_after_rounding;
     finish();
   }
 

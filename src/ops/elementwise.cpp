@@ -10,6 +10,19 @@ Shape broadcast_output_shape(const Node& node, const std::vector<Shape>& shapes)
   }
 }
 
+std::optional<OperandSpread> operand_spread(const Shape& other, const Shape& shape) {
+  if (other == shape) return OperandSpread::PerPlace;
+  if (other.size() > shape.size()) return std::nullopt;
+  const size_t lead = shape.size() - other.size();
+  bool per_channel = false;
+  for (size_t d = 0; d < other.size(); ++d) {
+    if (other[d] == 1) continue;
+    if (d + lead != 1 || other[d] != shape[1]) return std::nullopt;
+    per_channel = true;
+  }
+  return per_channel ? OperandSpread::PerChannel : OperandSpread::One;
+}
+
 LegacyBroadcast::LegacyBroadcast(const OpInit& init) {
   if (init.opset() >= 7) return;
   axis_aligned_ = init.get_int("broadcast", 0) != 0 && init.has("axis");

@@ -7,6 +7,8 @@
 // All shape handling (numpy broadcasting, legacy opset<7 'broadcast'/'axis'), type checks and the loops
 // live here once; the math lives in the functors.
 #pragma once
+#include <memory>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -56,6 +58,18 @@ template <class F> F make_functor(const OpInit&) { return F{}; }
 
 // [SECTION] Unary
 
+// A unary op as an epilogue (ops/op.h): map_unary's loop over each block.
+template <class F> class UnaryEpilogue : public Epilogue {
+ public:
+  explicit UnaryEpilogue(const F& f) : f_(f) {}
+  void apply(float* values, int64_t n, int64_t, int64_t) const override {
+    cpu::map_unary_span(values, values, n, Stored<float, F>{f_});
+  }
+
+ private:
+  F f_;
+};
+
 template <class F, TypeSet S, bool kBoolOut = false> class UnaryOp : public OpKernel {
  public:
   explicit UnaryOp(const OpInit& init) : f_(make_functor<F>(init)) {}
@@ -67,6 +81,10 @@ template <class F, TypeSet S, bool kBoolOut = false> class UnaryOp : public OpKe
       Tensor& y = ctx.allocate_output(0, dtype_of<Out>, x.shape());
       cpu::map_unary(x.data<T>(), y.data<Out>(), x.numel(), Stored<Out, F>{f_});
     });
+  }
+  std::unique_ptr<Epilogue> as_epilogue(size_t from, const std::vector<const Tensor*>&, const Shape&) const override {
+    if constexpr (kBoolOut || !type_in_set<S, float>()) return nullptr;
+    else return from == 0 ? std::make_unique<UnaryEpilogue<F>>(f_) : nullptr;
   }
 
  private:
@@ -91,6 +109,8 @@ class LegacyBroadcast {
   explicit LegacyBroadcast(const OpInit& init);
   // B's shape to use in numpy broadcasting against A.
   Shape rhs_shape(const Node& node, const Shape& a, const Shape& b) const;
+  // Whether B aligns with A at an axis (not as numpy aligns it).
+  bool by_axis() const { return axis_aligned_; }
 
  private:
   bool axis_aligned_ = false;
@@ -99,6 +119,31 @@ class LegacyBroadcast {
 
 // Fails (naming the node) when an integer tensor holds a zero.
 void require_nonzero_divisor(const Node& node, const Tensor& divisor);
+
+// How a binary op's other operand meets a producer's output of `shape` as an epilogue: a value per place (the
+// same shape), per channel (dimension 1) or one for all; nullopt for other broadcasts.
+enum class OperandSpread { PerPlace, PerChannel, One };
+std::optional<OperandSpread> operand_spread(const Shape& other, const Shape& shape);
+
+// A binary op as an epilogue (ops/op.h) on its input `kFrom`: map_binary's loop over each block, the other
+// operand read at the block's places, at its channel, or once.
+template <class F, size_t kFrom> class BinaryEpilogue : public Epilogue {
+ public:
+  BinaryEpilogue(const F& f, const float* other, OperandSpread spread) : f_(f), other_(other), spread_(spread) {}
+  void apply(float* values, int64_t n, int64_t channel, int64_t offset) const override {
+    const bool steps = spread_ == OperandSpread::PerPlace;
+    const float* other = other_ + (steps ? offset : spread_ == OperandSpread::PerChannel ? channel : 0);
+    if constexpr (kFrom == 0)
+      cpu::map_binary_run(values, true, other, steps, values, n, Stored<float, F>{f_});
+    else
+      cpu::map_binary_run(other, steps, values, true, values, n, Stored<float, F>{f_});
+  }
+
+ private:
+  F f_;
+  const float* other_;
+  OperandSpread spread_;
+};
 
 template <class F, BinaryTraits Tr> class BinaryOp : public OpKernel {
  public:
@@ -127,6 +172,19 @@ template <class F, BinaryTraits Tr> class BinaryOp : public OpKernel {
         visit_types<Tr.rhs_types>(node, b.dtype(), run);
       }
     });
+  }
+  std::unique_ptr<Epilogue> as_epilogue(size_t from, const std::vector<const Tensor*>& inputs,
+                                        const Shape& shape) const override {
+    if constexpr (Tr.bool_out || !Tr.same_types || !type_in_set<Tr.types, float>()) {
+      return nullptr;
+    } else {
+      const Tensor* other = from < 2 && inputs.size() == 2 ? inputs[1 - from] : nullptr;
+      if (legacy_.by_axis() || !other || other->dtype() != DType::Float32) return nullptr;
+      const std::optional<OperandSpread> spread = operand_spread(other->shape(), shape);
+      if (!spread) return nullptr;
+      if (from == 0) return std::make_unique<BinaryEpilogue<F, 0>>(f_, other->data<float>(), *spread);
+      return std::make_unique<BinaryEpilogue<F, 1>>(f_, other->data<float>(), *spread);
+    }
   }
 
  private:

@@ -139,6 +139,17 @@ __attribute__((target("avx2,fma"))) void normalize_group_channels_avx2(const T* 
 }
 #endif
 
+// normalize_group_channels on the calling thread, compiled for AVX2 where the CPU has it (also a
+// BatchNormalization epilogue's, ops/batch_norm.cpp).
+template <class T>
+void normalize_channels(const T* x, T* y, int64_t first, int64_t count, int64_t S, RowStats<compute_t<T>> stats,
+                        const compute_t<T>* scale, const compute_t<T>* bias) {
+#if MPA_AVX2_DISPATCH
+  if (cpu::cpu_has_avx2()) return normalize_group_channels_avx2(x, y, first, count, S, stats, scale, bias);
+#endif
+  normalize_group_channels(x, y, first, count, S, stats, scale, bias);
+}
+
 // x viewed as [N, C, S]: channels split into `groups` contiguous groups whose statistics come from
 // stats(n, g, group_row, group_len) -> RowStats; each channel c is then normalised with scale[c], bias[c].
 template <class T, class Stats>
@@ -146,22 +157,11 @@ void normalize_channel_groups(const T* x, T* y, int64_t N, int64_t C, int64_t S,
                               const compute_t<T>* scale, const compute_t<T>* bias, Stats&& stats) {
   if (N * C * S == 0) return;  // nothing to normalise (and no group to divide the channels into)
   const int64_t per_group = C / groups, group_len = per_group * S;
-#if MPA_AVX2_DISPATCH
-  const bool avx2 = cpu::cpu_has_avx2();
-#endif
   parallel_for(N * groups, std::max<int64_t>(1, 16384 / std::max<int64_t>(group_len, 1)), [&](int64_t b, int64_t e) {
     for (int64_t r = b; r < e; ++r) {
       const int64_t n = r / groups, g = r % groups;
       const T* xg = x + r * group_len;
-      T* yg = y + r * group_len;
-      const RowStats<compute_t<T>> st = stats(n, g, xg, group_len);
-#if MPA_AVX2_DISPATCH
-      if (avx2) {
-        normalize_group_channels_avx2(xg, yg, g * per_group, per_group, S, st, scale, bias);
-        continue;
-      }
-#endif
-      normalize_group_channels(xg, yg, g * per_group, per_group, S, st, scale, bias);
+      normalize_channels(xg, y + r * group_len, g * per_group, per_group, S, stats(n, g, xg, group_len), scale, bias);
     }
   });
 }

@@ -137,6 +137,28 @@ struct NodeValues {
   }
 };
 
+// A node that maps each float32 value of one input by the value's channel (dimension 1) and place alone —
+// an activation, BatchNormalization with given statistics, a sum with a tensor of the output's shape or one
+// value per channel — run as the epilogue of the node that produces that input: applied in place to each
+// block of the producer's output just after the producer wrote it, while the block is in cache, instead of
+// in a pass of its own over the whole tensor. It computes what the node computes, with the node's own
+// functors, so that the values are bit for bit those of the two nodes run one after the other.
+class Epilogue {
+ public:
+  virtual ~Epilogue() = default;
+  // values[0, n): the producer's output of channel `channel` at flat places [offset, offset + n).
+  virtual void apply(float* values, int64_t n, int64_t channel, int64_t offset) const = 0;
+};
+
+// What the executor offers a kernel that takes epilogues (OpKernel::takes_epilogues).
+class EpilogueSource {
+ public:
+  virtual ~EpilogueSource() = default;
+  // The epilogues to run, in order, on a float32 output 0 of `shape` (asked once, when the kernel knows the
+  // shape); the output's values are then those of the last one's node. None is asked for: the kernel's own.
+  virtual const std::vector<const Epilogue*>& epilogues_for(const Shape& shape) = 0;
+};
+
 // What compute() sees: inputs (nullptr for omitted optional inputs), outputs to fill. Both vectors belong to
 // the caller, which reuses them node after node, so running a node allocates no context; `outputs` is
 // emptied and sized to the node's outputs here.
@@ -177,6 +199,9 @@ class KernelContext {
   // The node's sequence/optional values (set by the executor), or nullptr.
   NodeValues* values() const { return values_; }
   void set_values(NodeValues* values) { values_ = values; }
+  // Where a kernel that takes epilogues finds them (set by the executor), or nullptr.
+  EpilogueSource* epilogue_source() const { return epilogue_source_; }
+  void set_epilogue_source(EpilogueSource* source) { epilogue_source_ = source; }
 
  private:
   const Node& node_;
@@ -187,12 +212,23 @@ class KernelContext {
   SubgraphObserver* observer_ = nullptr;
   const SubgraphExecutor* subgraphs_ = nullptr;
   NodeValues* values_ = nullptr;
+  EpilogueSource* epilogue_source_ = nullptr;
 };
 
 class OpKernel {
  public:
   virtual ~OpKernel() = default;
   virtual void compute(KernelContext& ctx) const = 0;
+  // Whether compute() runs the epilogues of the context's source on a float32 output 0.
+  virtual bool takes_epilogues() const { return false; }
+  // The node as an epilogue (above) on its input `from`, of shape `shape` (float32, the producer's output, which
+  // must be the node's output shape too), given its other inputs (`inputs[from]` is not read); nullptr where it
+  // cannot be one with these inputs (the default).
+  virtual std::unique_ptr<Epilogue> as_epilogue(size_t from, const std::vector<const Tensor*>& inputs,
+                                                const Shape& shape) const {
+    (void)from, (void)inputs, (void)shape;
+    return nullptr;
+  }
 };
 
 using KernelFactory = std::function<std::unique_ptr<OpKernel>(const OpInit&)>;

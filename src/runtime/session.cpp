@@ -93,6 +93,37 @@ void collect_unsupported(const Graph& graph, std::vector<UnsupportedNode>& out) 
   }
 }
 
+// The epilogues of one run of a producer (Session::epilogue_chains_): its chain's readers, with their other
+// inputs, made into epilogues once the producer knows its output's shape, up to the first that cannot be one.
+class ChainEpilogues : public EpilogueSource {
+ public:
+  void add(const OpKernel& kernel, size_t from, std::vector<const Tensor*> inputs) {
+    links_.push_back({&kernel, from, std::move(inputs)});
+  }
+  bool empty() const { return links_.empty(); }
+  const std::vector<const Epilogue*>& epilogues_for(const Shape& shape) override {
+    for (const Link& link : links_) {
+      std::unique_ptr<Epilogue> e = link.kernel->as_epilogue(link.from, link.inputs, shape);
+      if (!e) break;
+      made_.push_back(e.get());
+      owned_.push_back(std::move(e));
+    }
+    return made_;
+  }
+  // How many of the chain's readers ran as epilogues.
+  size_t fused() const { return made_.size(); }
+
+ private:
+  struct Link {
+    const OpKernel* kernel;
+    size_t from;
+    std::vector<const Tensor*> inputs;
+  };
+  std::vector<Link> links_;
+  std::vector<std::unique_ptr<Epilogue>> owned_;
+  std::vector<const Epilogue*> made_;
+};
+
 }  // namespace
 
 size_t RunRecord::nbytes() const {
@@ -207,32 +238,69 @@ Session::Session(std::shared_ptr<const Graph> graph, SessionOptions options)
       if (auto slot = slot_of_.find(name); slot != slot_of_.end()) ns.release.push_back(slot->second);
   }
   find_constants();
-  find_silu();
+  const ValueUse use = value_use();
+  find_silu(use);
+  find_epilogue_chains(use);
 }
 
-void Session::find_silu() {
+Session::ValueUse Session::value_use() const {
+  ValueUse use;
+  for (size_t i = 0; i < graph_->nodes.size(); ++i) {
+    const Node& node = graph_->nodes[i];
+    for (const auto& in : node.inputs)
+      if (!in.empty()) ++use.reads[in], use.reader[in] = i;
+    for (const auto& in : node.implicit_inputs) use.reads[in] += 2;
+    for (const auto& out : node.outputs)
+      if (!out.empty()) use.producer[out] = i;
+  }
+  for (const auto& out : graph_->outputs) use.reads[out.name] += 2;
+  return use;
+}
+
+void Session::find_epilogue_chains(const ValueUse& use) {
+  const OpRegistry& registry = OpRegistry::instance();
+  for (size_t i = 0; i < graph_->nodes.size(); ++i) {
+    const Node& producer = graph_->nodes[i];
+    if (!kernels_[i]->takes_epilogues() || foldable_[i] || producer.outputs.empty()) continue;
+    std::vector<EpilogueLink> chain;
+    for (std::string value = producer.outputs[0]; !value.empty();) {
+      const auto read = use.reads.find(value);
+      if (read == use.reads.end() || read->second != 1) break;
+      const size_t j = use.reader.at(value);
+      const Node& node = graph_->nodes[j];
+      // One output named (BatchNormalization with more computes the batch's statistics), no subgraph, values
+      // computed by correctly rounded operations only: a math-library function may give other bits on the
+      // remainder of a vector loop, and an epilogue's loops start where the producer's blocks do.
+      const OpTraits* traits = registry.traits(node.domain, node.op_type);
+      const bool one_output =
+          !node.outputs.empty() && std::all_of(node.outputs.begin() + 1, node.outputs.end(),
+                                               [](const std::string& o) { return o.empty(); });
+      if (!one_output || !node.implicit_inputs.empty() || foldable_[j] || silu_.count(j) || !traits ||
+          !(traits->precision == PrecisionClass::Exact || traits->precision == PrecisionClass::Elementwise))
+        break;
+      const size_t from = static_cast<size_t>(std::find(node.inputs.begin(), node.inputs.end(), value) -
+                                              node.inputs.begin());
+      chain.push_back({j, from});
+      value = node.outputs[0];
+    }
+    if (!chain.empty()) epilogue_chains_.emplace(i, std::move(chain));
+  }
+}
+
+void Session::find_silu(const ValueUse& use) {
   silu_mul_of_.assign(graph_->nodes.size(), -1);
   constexpr int64_t kSwishOpset = 24;  // Swish's first opset
   const KernelFactory* swish = OpRegistry::instance().find(host_->kernel_table(), "", "Swish", kSwishOpset);
   if (!swish) return;
-  std::unordered_map<std::string, int> reads;  // reads of each value; a subgraph's count as two (never fused)
-  std::unordered_map<std::string, size_t> producer;
-  for (size_t i = 0; i < graph_->nodes.size(); ++i) {
-    const Node& node = graph_->nodes[i];
-    for (const auto& in : node.inputs)
-      if (!in.empty()) ++reads[in];
-    for (const auto& in : node.implicit_inputs) reads[in] += 2;
-    for (const auto& out : node.outputs)
-      if (!out.empty()) producer[out] = i;
-  }
-  for (const auto& out : graph_->outputs) reads[out.name] += 2;
+  const auto& reads = use.reads;
+  const auto& producer = use.producer;
   for (size_t m = 0; m < graph_->nodes.size(); ++m) {
     const Node& mul = graph_->nodes[m];
     if (mul.op_type != "Mul" || !mul.domain.empty() || mul.inputs.size() != 2 || foldable_[m]) continue;
     for (size_t x = 0; x < 2; ++x) {
       const std::string &x_name = mul.inputs[x], &s_name = mul.inputs[1 - x];
       const auto from = producer.find(s_name);
-      if (x_name.empty() || x_name == s_name || from == producer.end() || reads[s_name] != 1) continue;
+      if (x_name.empty() || x_name == s_name || from == producer.end() || reads.at(s_name) != 1) continue;
       const Node& sigmoid = graph_->nodes[from->second];
       if (sigmoid.op_type != "Sigmoid" || !sigmoid.domain.empty() || sigmoid.inputs != std::vector{x_name} ||
           foldable_[from->second])
@@ -432,16 +500,17 @@ Tensor Session::move_to(const Tensor& tensor, const Backend& to) const {
 
 void Session::run_on(const Backend& backend, size_t index, const std::vector<const Tensor*>& inputs,
                      std::vector<Tensor>& outputs, const ExecConfig& config, const ScopeLookup* scope,
-                     SubgraphObserver* observer, NodeValues* values) const {
+                     SubgraphObserver* observer, NodeValues* values, EpilogueSource* epilogues) const {
   const OpKernel& kernel = &backend == host_ || !device_kernels_[index] ? *kernels_[index] : *device_kernels_[index];
-  run_kernel(backend, graph_->nodes[index], kernel, inputs, outputs, config, scope, observer, values);
+  run_kernel(backend, graph_->nodes[index], kernel, inputs, outputs, config, scope, observer, values, epilogues);
 }
 
 void Session::run_kernel(const Backend& backend, const Node& node, const OpKernel& kernel,
                          const std::vector<const Tensor*>& inputs, std::vector<Tensor>& outputs,
                          const ExecConfig& config, const ScopeLookup* scope, SubgraphObserver* observer,
-                         NodeValues* values) const {
+                         NodeValues* values, EpilogueSource* epilogues) const {
   KernelContext ctx(node, inputs, outputs, config);
+  ctx.set_epilogue_source(epilogues);
   ctx.set_scope(scope);
   ctx.set_observer(observer);
   ctx.set_subgraphs(this);
@@ -681,6 +750,23 @@ std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::v
   const auto float32_on_host = [&](size_t s, size_t i) {
     return config_of(s, i).storage == Format::FP32 && !in_format(s, i) && &backend_at(s, i) == host_;
   };
+  // The readers that run as epilogues of their producer in this run (epilogue_chains_).
+  std::vector<char> fused_now(folding && !epilogue_chains_.empty() ? graph_->nodes.size() : 0);
+  // A chain reader's inputs other than the chain's value, where all are on the host now.
+  const auto inputs_at_hand = [&](size_t s, const EpilogueLink& link) -> std::optional<std::vector<const Tensor*>> {
+    const Node& node = graph_->nodes[link.node];
+    const NodeSlots& slots = node_slots_[link.node];
+    std::vector<const Tensor*> inputs(node.inputs.size(), nullptr);
+    for (size_t k = 0; k < node.inputs.size(); ++k) {
+      if (k == link.from || node.inputs[k].empty()) continue;
+      const int slot = slots.inputs[k];
+      const Tensor* t = slot >= 0 && tables[s].values[size_t(slot)].defined() ? &tables[s].values[size_t(slot)]
+                                                                            : slots.initializers[k];
+      if (!t || !t->device().is_host()) return std::nullopt;
+      inputs[k] = t;
+    }
+    return inputs;
+  };
   std::vector<ScopeLookup> references_as_read;
   for (size_t s = 0; s < (observer ? streams.size() : 0); ++s)
     references_as_read.emplace_back([&reference_as_read, s](const std::string& name) { return reference_as_read(s, name); });
@@ -709,6 +795,7 @@ std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::v
             continue;
           }
         }
+        if (!fused_now.empty() && fused_now[i]) continue;  // ran as an epilogue of its producer
         if (!silu_now.empty() && silu_mul_of_[i] >= 0) {
           const size_t mul = static_cast<size_t>(silu_mul_of_[i]);
           const Tensor* x = slots.inputs[0] >= 0 ? &tables[s].values[size_t(slots.inputs[0])] : nullptr;
@@ -753,13 +840,28 @@ std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::v
         step.convert_seconds = since(reading);
         const bool device_views = observer && observer->reads_device_tensors() && runs_on.computes_probes();
         scope_at[s] = {s, config.storage, narrow, device_views ? &runs_on : host_};
+        ChainEpilogues epilogues;
+        const std::vector<EpilogueLink>* chain = nullptr;
+        if (!fused_now.empty() && float32_on_host(s, i))
+          if (const auto c = epilogue_chains_.find(i); c != epilogue_chains_.end()) {
+            chain = &c->second;
+            for (const EpilogueLink& link : *chain) {
+              std::optional<std::vector<const Tensor*>> inputs;
+              if (!float32_on_host(s, link.node) || !(inputs = inputs_at_hand(s, link))) break;
+              epilogues.add(*kernels_[link.node], link.from, std::move(*inputs));
+            }
+          }
         const auto running = now();
         if (silu)
           run_kernel(runs_on, silu->swish, *silu->kernel, step.inputs, results, config, nullptr, nullptr,
                      &node_values[s]);
         else
           run_on(runs_on, i, step.inputs, results, config, node.implicit_inputs.empty() ? nullptr : &scopes[s],
-                 observer ? observer->subgraphs(i, s) : nullptr, &node_values[s]);
+                 observer ? observer->subgraphs(i, s) : nullptr, &node_values[s], epilogues.empty() ? nullptr : &epilogues);
+        // Output 0 is the last epilogue's node's.
+        const size_t fused = chain ? epilogues.fused() : 0;
+        for (size_t c = 0; c < fused; ++c) fused_now[(*chain)[c].node] = true;
+        if (stats) stats->epilogue_nodes += fused;
         step.run_seconds = since(running);
         step.device_seconds =
             observer && observer->wants_device_time() ? runs_on.last_run_device_seconds() : std::nullopt;
@@ -784,7 +886,8 @@ std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::v
         }
         step.outputs.assign(node.outputs.size(), nullptr);
         for (size_t k = 0; k < node.outputs.size(); ++k)
-          if (const int slot = slots.outputs[k]; slot >= 0) {
+          if (const int slot = k == 0 && fused ? node_slots_[(*chain)[fused - 1].node].outputs[0] : slots.outputs[k];
+              slot >= 0) {
             ValuePtr boxed = k < node_values[s].outputs.size() ? std::move(node_values[s].outputs[k]) : nullptr;
             // A sequence/optional output is not shown as a tensor: the observer sees it as not named.
             if (!boxed) step.outputs[k] = &tables[s].values[size_t(slot)];

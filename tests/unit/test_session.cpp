@@ -214,6 +214,105 @@ TEST(Session, APlainRunComputesSiluAsOneSwishBitForBit) {
   EXPECT_EQ(fused.peak_live_values + 1, every_node.peak_live_values);
 }
 
+namespace {
+
+std::vector<float> pseudo_random(size_t n, uint32_t seed, float scale, float offset = 0.f) {
+  std::vector<float> v(n);
+  for (float& x : v) {
+    seed = seed * 1664525u + 1013904223u;
+    x = offset + scale * (static_cast<float>(seed >> 8) / 16777216.f - 0.5f);
+  }
+  return v;
+}
+
+// Convolutions whose output's only reader maps it value by value, and so on:
+//   c1: 3x3 Conv -> BatchNormalization -> Relu                       (r1)
+//   c2: 1x1 Conv with bias -> BatchNormalization -> Add(r1) -> Relu  (y, a residual block's end)
+//   c3: 1x1 Conv -> Add(per-channel bias first) -> LeakyRelu -> Add(late), where `late` is made after c3 runs:
+//       the chain stops there (z)
+//   c4: depthwise Conv -> BatchNormalization -> Relu                 (d: epilogues over the whole output)
+//   c5: Conv -> Sigmoid (a math-library function: no epilogue)       (s)
+//   c6: Conv read twice (by Relu, and as a graph output)             (u, c6)
+//   c7: 3x3 Conv of 64 channels on a 4x4 image -> BatchNormalization -> Relu (v)
+// x is large enough for c1's im2col to take two bands of rows and its GEMMs to split into column blocks over
+// threads; c7's GEMM splits into row blocks.
+std::shared_ptr<const Graph> conv_chains() {
+  ModelBuilder b;
+  b.input("x", onnx::TensorProto::FLOAT, {2, 8, 96, 96});
+  b.input("x7", onnx::TensorProto::FLOAT, {1, 32, 4, 4});
+  const auto bn = [&](const std::string& name, int64_t c, uint32_t seed) {
+    b.initializer(name + "_scale", {c}, pseudo_random(size_t(c), seed, 2.f, 1.f));
+    b.initializer(name + "_bias", {c}, pseudo_random(size_t(c), seed + 1, 1.f));
+    b.initializer(name + "_mean", {c}, pseudo_random(size_t(c), seed + 2, 0.5f));
+    b.initializer(name + "_var", {c}, pseudo_random(size_t(c), seed + 3, 1.f, 1.f));
+    return std::vector<std::string>{name + "_scale", name + "_bias", name + "_mean", name + "_var"};
+  };
+  const auto bn_node = [&](const std::string& in, const std::string& out, int64_t c, uint32_t seed) {
+    std::vector<std::string> inputs{in};
+    for (const std::string& p : bn(out, c, seed)) inputs.push_back(p);
+    b.node("BatchNormalization", inputs, {out});
+  };
+  b.initializer("w1", {16, 8, 3, 3}, pseudo_random(16 * 8 * 9, 1, 0.5f));
+  ModelBuilder::set_ints(b.node("Conv", {"x", "w1"}, {"c1"}), "pads", {1, 1, 1, 1});
+  bn_node("c1", "n1", 16, 10);
+  b.node("Relu", {"n1"}, {"r1"});
+  b.initializer("w2", {16, 16, 1, 1}, pseudo_random(16 * 16, 2, 0.5f));
+  b.initializer("b2", {16}, pseudo_random(16, 3, 1.f));
+  b.node("Conv", {"r1", "w2", "b2"}, {"c2"});
+  bn_node("c2", "n2", 16, 20);
+  b.node("Add", {"n2", "r1"}, {"a2"});
+  b.node("Relu", {"a2"}, {"y"});
+  b.initializer("w3", {16, 8, 1, 1}, pseudo_random(16 * 8, 4, 0.5f));
+  b.initializer("b3", {16, 1, 1}, pseudo_random(16, 5, 1.f));
+  b.node("Conv", {"x", "w3"}, {"c3"});
+  b.node("Add", {"b3", "c3"}, {"a3"});
+  b.node("LeakyRelu", {"a3"}, {"l3"});
+  b.node("Relu", {"y"}, {"late"});
+  b.node("Add", {"l3", "late"}, {"z"});
+  b.initializer("w4", {8, 1, 3, 3}, pseudo_random(8 * 9, 6, 0.5f));
+  onnx::NodeProto& depthwise = b.node("Conv", {"x", "w4"}, {"c4"});
+  ModelBuilder::set_ints(depthwise, "pads", {1, 1, 1, 1});
+  ModelBuilder::set_int(depthwise, "group", 8);
+  bn_node("c4", "n4", 8, 30);
+  b.node("Relu", {"n4"}, {"d"});
+  b.node("Conv", {"x", "w3"}, {"c5"});
+  b.node("Sigmoid", {"c5"}, {"s"});
+  b.node("Conv", {"x", "w3"}, {"c6"});
+  b.node("Relu", {"c6"}, {"u"});
+  b.initializer("w7", {64, 32, 3, 3}, pseudo_random(64 * 32 * 9, 8, 0.2f));
+  ModelBuilder::set_ints(b.node("Conv", {"x7", "w7"}, {"c7"}), "pads", {1, 1, 1, 1});
+  bn_node("c7", "n7", 64, 40);
+  b.node("Relu", {"n7"}, {"v"});
+  for (const char* out : {"y", "z", "d", "s", "u", "c6", "v"}) b.output(out);
+  return load_model_from_bytes(b.bytes(), ".", "conv_chains.onnx").graph;
+}
+
+}  // namespace
+
+// A plain run computes each convolution's chain of value-by-value readers as epilogues of the convolution
+// (Session::epilogue_chains_): the outputs are those of the nodes run one after the other (a run with a hook
+// runs every node), bit for bit, and the tensors between them are never made.
+TEST(Session, APlainRunComputesConvolutionChainsAsEpiloguesBitForBit) {
+  Session session(conv_chains());
+  const TensorMap feeds{{"x", Tensor::from_vector<float>(pseudo_random(2 * 8 * 96 * 96, 7, 4.f), {2, 8, 96, 96})},
+                        {"x7", Tensor::from_vector<float>(pseudo_random(32 * 16, 9, 4.f), {1, 32, 4, 4})}};
+  RunStats fused, every_node;
+  const TensorMap plain = session.run(feeds, {}, &fused);
+  const TensorMap watched = session.run(
+      feeds, [](const Node&, size_t, const std::vector<const Tensor*>&) {}, &every_node);
+  for (const char* name : {"y", "z", "d", "s", "u", "c6", "v"}) expect_same_bits(plain.at(name), watched.at(name));
+  // c1: BatchNormalization, Relu; c2: BatchNormalization, Add, Relu; c3: Add, LeakyRelu; c4 and c7:
+  // BatchNormalization, Relu.
+  EXPECT_EQ(fused.epilogue_nodes, 11u);
+  EXPECT_EQ(every_node.epilogue_nodes, 0u);
+  // Those values go through every stage: BatchNormalization shifts, Relu clips some, the Adds change them.
+  const float* y = plain.at("y").data<float>();
+  int64_t zeros = 0;
+  for (int64_t i = 0; i < plain.at("y").numel(); ++i) zeros += y[i] == 0.f;
+  EXPECT_GT(zeros, 0);
+  EXPECT_LT(zeros, plain.at("y").numel());
+}
+
 // A sigmoid read elsewhere too (here a graph output) runs as its own node, as does every node of a run whose
 // values are stored in fp16, where the sigmoid is rounded before the product.
 TEST(Session, SiluRunsAsTwoNodesWhereTheSigmoidIsReadElsewhereOrStoredInFp16) {

@@ -69,16 +69,26 @@ inline bool cpu_has_avx2() {
 }
 #endif
 
+// map_unary's loop over one span, on the calling thread (also an epilogue's, ops/op.h).
+template <class In, class Out, class F> void map_unary_span(const In* in, Out* out, int64_t n, const F& f) {
+#if MPA_AVX2_DISPATCH
+  if (cpu_has_avx2()) return map_span_avx2(in, out, n, f);
+#endif
+  map_span(in, out, n, f);
+}
+
 template <class In, class Out, class F> void map_unary(const In* in, Out* out, int64_t n, const F& f) {
+  parallel_for(n, kElementwiseGrain,
+               [&](int64_t begin, int64_t end) { map_unary_span(in + begin, out + begin, end - begin, f); });
+}
+
+// One run of map_binary on the calling thread (also an epilogue's, ops/op.h).
+template <class A, class B, class Out, class F>
+void map_binary_run(const A* pa, bool a_steps, const B* pb, bool b_steps, Out* po, int64_t n, const F& f) {
 #if MPA_AVX2_DISPATCH
-  const bool avx2 = cpu_has_avx2();
+  if (cpu_has_avx2()) return map_binary_span_avx2(pa, a_steps, pb, b_steps, po, n, f);
 #endif
-  parallel_for(n, kElementwiseGrain, [&](int64_t begin, int64_t end) {
-#if MPA_AVX2_DISPATCH
-    if (avx2) return map_span_avx2(in + begin, out + begin, end - begin, f);
-#endif
-    map_span(in + begin, out + begin, end - begin, f);
-  });
+  map_binary_span(pa, a_steps, pb, b_steps, po, n, f);
 }
 
 // out = f(a, b) with numpy broadcasting; out is dense with the broadcast shape of a and b. The runs are
@@ -86,17 +96,9 @@ template <class In, class Out, class F> void map_unary(const In* in, Out* out, i
 template <class A, class B, class Out, class F>
 void map_binary(const A* a, const Shape& a_shape, const B* b, const Shape& b_shape, Out* out, const Shape& out_shape,
                 const F& f) {
-#if MPA_AVX2_DISPATCH
-  const bool avx2 = cpu_has_avx2();
-#endif
   for_each_broadcast_span(out_shape, {a_shape, b_shape}, kElementwiseGrain,
                           [&](int64_t o, const int64_t* off, const int64_t* step, int64_t n) {
-#if MPA_AVX2_DISPATCH
-                            if (avx2)
-                              return map_binary_span_avx2(a + off[0], step[0] != 0, b + off[1], step[1] != 0, out + o,
-                                                          n, f);
-#endif
-                            map_binary_span(a + off[0], step[0] != 0, b + off[1], step[1] != 0, out + o, n, f);
+                            map_binary_run(a + off[0], step[0] != 0, b + off[1], step[1] != 0, out + o, n, f);
                           });
 }
 

@@ -36,7 +36,7 @@ constexpr int64_t kMaxGemmBlocks = 4;
 
 template <class T, class Blas>
 void split_gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const T* A, int64_t lda, const T* B,
-                int64_t ldb, T* C, int64_t ldc, Blas&& blas) {
+                int64_t ldb, T* C, int64_t ldc, const GemmBlockDone& done, Blas&& blas) {
   const double work = static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
   // The blocks depend on the shape only, never on the thread count or the calling context: the BLAS may sum
   // edge tiles in another order than inner ones, so thread-dependent blocks would make results (and audit
@@ -49,6 +49,7 @@ void split_gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, con
   const int64_t blocks = small ? 1 : std::min<int64_t>(kMaxGemmBlocks, std::max<int64_t>(1, extent / (4 * align)));
   if (blocks == 1) {
     blas(M, N, A, B, C);
+    if (done) done(0, M, 0, N);
     return;
   }
   // Block boundaries on multiples of `align` keep the BLAS kernels on full panels.
@@ -62,6 +63,7 @@ void split_gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, con
       blas(M, hi - lo, A, B + (trans_b ? lo * ldb : lo), C + lo);
     else
       blas(hi - lo, N, A + (trans_a ? lo : lo * lda), B, C + lo * ldc);
+    if (done) split_n ? done(0, M, lo, hi) : done(lo, hi, 0, N);
   };
   // One block per chunk (blocks <= kChunksPerThread * threads).
   parallel_for(blocks, 1, [&](int64_t begin, int64_t end) {
@@ -188,9 +190,14 @@ GemmWarmUp::~GemmWarmUp() {
 }
 
 void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
-          const float* B, int64_t ldb, float beta, float* C, int64_t ldc, const GemmMath& math) {
+          const float* B, int64_t ldb, float beta, float* C, int64_t ldc, const GemmMath& math,
+          const GemmBlockDone& done) {
   if (M == 0 || N == 0) return;
-  if (K == 0) return scale_only(M, N, beta, C, ldc);  // the BLAS would skip beta * C
+  if (K == 0) {
+    scale_only(M, N, beta, C, ldc);  // the BLAS would skip beta * C
+    if (done) done(0, M, 0, N);
+    return;
+  }
   if (math.tf32_operands) {
     // Stored shapes: op(A) is M x K, so A is stored K x M when transposed; likewise B.
     A = tf32_copy(kTf32A, A, trans_a ? K : M, trans_a ? M : K, lda);
@@ -200,13 +207,13 @@ void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alp
   }
   const int k = blas_int(K), ia = blas_int(lda), ib = blas_int(ldb), ic = blas_int(ldc);
   if (math.accumulator != Format::FP32) {
-    split_gemm(trans_a, trans_b, M, N, K, A, lda, B, ldb, C, ldc,
+    split_gemm(trans_a, trans_b, M, N, K, A, lda, B, ldb, C, ldc, done,
                [&](int64_t m, int64_t n, const float* a, const float* b, float* c) {
                  gemm_half_accumulator(math.accumulator, trans_a, trans_b, m, n, K, alpha, a, lda, b, ldb, beta, c, ldc);
                });
     return;
   }
-  split_gemm(trans_a, trans_b, M, N, K, A, lda, B, ldb, C, ldc,
+  split_gemm(trans_a, trans_b, M, N, K, A, lda, B, ldb, C, ldc, done,
              [&](int64_t m, int64_t n, const float* a, const float* b, float* c) {
                // A single row (or column) of C is a matrix-vector product: sgemm would pack the whole matrix
                // for one pass over it (an LSTM step with batch 1 spent half its time packing), sgemv reads it once.
@@ -221,11 +228,16 @@ void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alp
 }
 
 void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, double alpha, const double* A, int64_t lda,
-          const double* B, int64_t ldb, double beta, double* C, int64_t ldc, const GemmMath&) {
+          const double* B, int64_t ldb, double beta, double* C, int64_t ldc, const GemmMath&,
+          const GemmBlockDone& done) {
   if (M == 0 || N == 0) return;
-  if (K == 0) return scale_only(M, N, beta, C, ldc);
+  if (K == 0) {
+    scale_only(M, N, beta, C, ldc);
+    if (done) done(0, M, 0, N);
+    return;
+  }
   const int k = blas_int(K), ia = blas_int(lda), ib = blas_int(ldb), ic = blas_int(ldc);
-  split_gemm(trans_a, trans_b, M, N, K, A, lda, B, ldb, C, ldc,
+  split_gemm(trans_a, trans_b, M, N, K, A, lda, B, ldb, C, ldc, done,
              [&](int64_t m, int64_t n, const double* a, const double* b, double* c) {
                cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
                            blas_int(m), blas_int(n), k, alpha, a, ia, b, ib, beta, c, ic);

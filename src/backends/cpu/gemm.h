@@ -8,6 +8,7 @@
 // Threading: the BLAS itself is single-threaded; gemm() splits C into blocks over the OpenMP threads.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <thread>
@@ -61,12 +62,19 @@ class GemmWarmUp {
   std::thread thread_;
 };
 
+// Called after each block of C that gemm() computes, rows [m_begin, m_end) x columns [n_begin, n_end), on the
+// thread that computed it: a caller finishes the block there while it is in cache (ops/conv.cpp's epilogues).
+// The blocks depend on the shape only, as the results do.
+using GemmBlockDone = std::function<void(int64_t m_begin, int64_t m_end, int64_t n_begin, int64_t n_end)>;
+
 void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
-          const float* B, int64_t ldb, float beta, float* C, int64_t ldc, const GemmMath& math = {});
+          const float* B, int64_t ldb, float beta, float* C, int64_t ldc, const GemmMath& math = {},
+          const GemmBlockDone& done = {});
 // The FP64 reference and integer GEMMs take a GemmMath only so that every caller has one signature: they
 // ignore it (a reference is never emulated; integer arithmetic is exact or wraps).
 void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, double alpha, const double* A, int64_t lda,
-          const double* B, int64_t ldb, double beta, double* C, int64_t ldc, const GemmMath& math = {});
+          const double* B, int64_t ldb, double beta, double* C, int64_t ldc, const GemmMath& math = {},
+          const GemmBlockDone& done = {});
 
 // Integer GEMM (wrap-around arithmetic, as numpy does for fixed-width ints).
 template <class T>
