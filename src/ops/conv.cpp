@@ -4,6 +4,7 @@
 // group. Bias is written into the output first and the GEMM accumulates onto it (beta = 1), except under the
 // ort-cuda profile in fp16, where it is added after rounding (ort_cuda_add_bias_after_rounding).
 #include <algorithm>
+#include <functional>
 
 #include "backends/cpu/gemm.h"
 #include "common/compiler.h"
@@ -206,12 +207,14 @@ MPA_VECTOR_CLONES void depthwise_plane_2d(const Acc* xc, const Acc* wm, Acc bias
   }
 }
 
-// Depthwise: each output channel reads exactly one input channel.
+// Depthwise: each output channel reads exactly one input channel. `plane_done(plane)`, where given, runs on
+// the thread that computed output plane (n * out_channels + m), right after it.
 template <class Acc>
 void depthwise(const Acc* x, const Acc* w, const Acc* bias, Acc* y, int64_t batch, int64_t in_channels,
-               int64_t out_channels, const WindowGeometry& g) {
+               int64_t out_channels, const WindowGeometry& g, const std::function<void(int64_t)>& plane_done) {
   const size_t nd = g.rank();
-  if (nd == 1 && g.kernel[0] <= 64) return depthwise(x, w, bias, y, batch, in_channels, out_channels, g.as_2d());
+  if (nd == 1 && g.kernel[0] <= 64)
+    return depthwise(x, w, bias, y, batch, in_channels, out_channels, g.as_2d(), plane_done);
   if (nd == 2 && g.kernel[1] <= 64) {
     const int64_t multiplier = out_channels / in_channels, in_size = g.in_size(), out_size = g.out_size();
     parallel_for(batch * out_channels, 1, [&](int64_t begin, int64_t end) {
@@ -219,6 +222,7 @@ void depthwise(const Acc* x, const Acc* w, const Acc* bias, Acc* y, int64_t batc
         const int64_t n = plane / out_channels, m = plane % out_channels;
         depthwise_plane_2d(x + (n * in_channels + m / multiplier) * in_size, w + m * g.kernel_size(),
                            bias ? bias[m] : Acc(0), y + plane * out_size, g);
+        if (plane_done) plane_done(plane);
       }
     });
     return;
@@ -253,6 +257,7 @@ void depthwise(const Acc* x, const Acc* w, const Acc* bias, Acc* y, int64_t batc
                               (void)row_len;
                             });
       }
+      if (plane_done) plane_done(plane);
     }
   });
 }
@@ -353,7 +358,8 @@ class ConvOp : public OpKernel {
     const int64_t mg = out_channels / group_, ksize = g.kernel_size(), in_size = g.in_size(), out_size = g.out_size(),
                   kdim = cg * ksize;
     if (yt.numel() == 0) return out.finish();
-    // The epilogues run on each GEMM block as it is done, or, on the other paths, over the whole output at the end.
+    // The epilogues run on each GEMM block or depthwise plane as it is done, or, where the bias is added after
+    // rounding or there is no input channel, over the whole output at the end.
     bool epilogues_done = false;
     auto finish = [&] {
       if constexpr (std::is_same_v<Acc, float>)  // (with no input channel, the output is the bias, filled below)
@@ -381,7 +387,15 @@ class ConvOp : public OpKernel {
     // A single input channel with several filters (group 1) is an ordinary convolution: the GEMM path is
     // faster there and applies the GEMM math (TF32, fp16 accumulation) as a GPU would.
     if (cg == 1 && group_ == channels && group_ > 1) {
-      depthwise(x, w, bias, y, batch, channels, out_channels, g);
+      std::function<void(int64_t)> plane_done;
+      if constexpr (std::is_same_v<T, float>)
+        if (epilogues && !bias_after_rounding)
+          plane_done = [&](int64_t plane) {
+            run_epilogues(*epilogues, y, plane / out_channels, out_channels, plane % out_channels, out_size, 0,
+                          out_size);
+          };
+      depthwise(x, w, bias, y, batch, channels, out_channels, g, plane_done);
+      epilogues_done = epilogues && !bias_after_rounding;
       return finish();
     }
     bool pointwise = true;
