@@ -102,6 +102,8 @@ class ChainEpilogues : public EpilogueSource {
   }
   bool empty() const { return links_.empty(); }
   const std::vector<const Epilogue*>& epilogues_for(const Shape& shape) override {
+    if (asked_) return made_;
+    asked_ = true;
     for (const Link& link : links_) {
       std::unique_ptr<Epilogue> e = link.kernel->as_epilogue(link.from, link.inputs, shape);
       if (!e) break;
@@ -122,6 +124,7 @@ class ChainEpilogues : public EpilogueSource {
   std::vector<Link> links_;
   std::vector<std::unique_ptr<Epilogue>> owned_;
   std::vector<const Epilogue*> made_;
+  bool asked_ = false;
 };
 
 }  // namespace
