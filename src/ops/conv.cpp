@@ -326,9 +326,9 @@ class ConvOp : public OpKernel {
     const WindowGeometry g = window_geometry(label, attrs_, in_spatial, kernel);
     Shape out_shape{batch, out_channels};
     out_shape.insert(out_shape.end(), g.out.begin(), g.out.end());
-    const std::vector<const Epilogue*>* epilogues =
-        ctx.epilogue_source() && x.dtype() == DType::Float32 ? &ctx.epilogue_source()->epilogues_for(out_shape)
-                                                             : nullptr;
+    const std::vector<const Epilogue*>* epilogues = ctx.epilogue_source() && x.dtype() == DType::Float32
+                                                        ? &ctx.epilogue_source()->epilogues_for(out_shape)
+                                                        : nullptr;
     if (epilogues && epilogues->empty()) epilogues = nullptr;
     Tensor& y = ctx.allocate_output(0, x.dtype(), out_shape);
     visit_float(x.dtype(), [&](auto tag) {

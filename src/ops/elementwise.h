@@ -15,8 +15,8 @@
 
 #include "backends/cpu/elementwise.h"
 #include "kernels/stored.h"
-#include "tensor/broadcast.h"
 #include "ops/op.h"
+#include "tensor/broadcast.h"
 
 namespace mpa {
 
@@ -83,8 +83,10 @@ template <class F, TypeSet S, bool kBoolOut = false> class UnaryOp : public OpKe
     });
   }
   std::unique_ptr<Epilogue> as_epilogue(size_t from, const std::vector<const Tensor*>&, const Shape&) const override {
-    if constexpr (kBoolOut || !type_in_set<S, float>()) return nullptr;
-    else return from == 0 ? std::make_unique<UnaryEpilogue<F>>(f_) : nullptr;
+    if constexpr (kBoolOut || !type_in_set<S, float>())
+      return nullptr;
+    else
+      return from == 0 ? std::make_unique<UnaryEpilogue<F>>(f_) : nullptr;
   }
 
  private:

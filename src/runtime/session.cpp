@@ -275,14 +275,13 @@ void Session::find_epilogue_chains(const ValueUse& use) {
       // computed by correctly rounded operations only: a math-library function may give other bits on the
       // remainder of a vector loop, and an epilogue's loops start where the producer's blocks do.
       const OpTraits* traits = registry.traits(node.domain, node.op_type);
-      const bool one_output =
-          !node.outputs.empty() && std::all_of(node.outputs.begin() + 1, node.outputs.end(),
-                                               [](const std::string& o) { return o.empty(); });
+      const bool one_output = !node.outputs.empty() && std::all_of(node.outputs.begin() + 1, node.outputs.end(),
+                                                                   [](const std::string& o) { return o.empty(); });
       if (!one_output || !node.implicit_inputs.empty() || foldable_[j] || silu_.count(j) || !traits ||
           !(traits->precision == PrecisionClass::Exact || traits->precision == PrecisionClass::Elementwise))
         break;
-      const size_t from = static_cast<size_t>(std::find(node.inputs.begin(), node.inputs.end(), value) -
-                                              node.inputs.begin());
+      const size_t from =
+          static_cast<size_t>(std::find(node.inputs.begin(), node.inputs.end(), value) - node.inputs.begin());
       chain.push_back({j, from});
       value = node.outputs[0];
     }
@@ -764,7 +763,7 @@ std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::v
       if (k == link.from || node.inputs[k].empty()) continue;
       const int slot = slots.inputs[k];
       const Tensor* t = slot >= 0 && tables[s].values[size_t(slot)].defined() ? &tables[s].values[size_t(slot)]
-                                                                            : slots.initializers[k];
+                                                                              : slots.initializers[k];
       if (!t || !t->device().is_host()) return std::nullopt;
       inputs[k] = t;
     }
@@ -860,7 +859,8 @@ std::vector<TensorMap> Session::run_streams(const TensorMap& feeds, const std::v
                      &node_values[s]);
         else
           run_on(runs_on, i, step.inputs, results, config, node.implicit_inputs.empty() ? nullptr : &scopes[s],
-                 observer ? observer->subgraphs(i, s) : nullptr, &node_values[s], epilogues.empty() ? nullptr : &epilogues);
+                 observer ? observer->subgraphs(i, s) : nullptr, &node_values[s],
+                 epilogues.empty() ? nullptr : &epilogues);
         // Output 0 is the last epilogue's node's.
         const size_t fused = chain ? epilogues.fused() : 0;
         for (size_t c = 0; c < fused; ++c) fused_now[(*chain)[c].node] = true;
