@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <optional>
 
 #include "common/parallel.h"
 #include "backends/cpu/broadcast_loops.h"
@@ -39,7 +41,74 @@ template <class T> std::vector<T> values(const Tensor& t) {
   return std::vector<T>(t.data<T>(), t.data<T>() + t.numel());
 }
 
+std::unique_ptr<OpKernel> kernel_of(const std::string& op, int64_t opset, size_t inputs,
+                                    std::map<std::string, Attribute> attrs = {}) {
+  Node node;
+  node.name = "n";
+  node.op_type = op;
+  node.attributes = std::move(attrs);
+  for (size_t i = 0; i < inputs; ++i) node.inputs.push_back("i" + std::to_string(i));
+  node.outputs.push_back("o");
+  return (*OpRegistry::instance().find("cpu", "", op, opset))(OpInit(node, opset));
+}
+
+// `op` run as an epilogue on input `from` (= x) over x's channels in blocks of uneven lengths, or nullopt where
+// the kernel refuses to be one.
+std::optional<std::vector<float>> as_epilogue(const std::string& op, int64_t opset, size_t from,
+                                              std::vector<const Tensor*> inputs, const Tensor& x,
+                                              std::map<std::string, Attribute> attrs = {}) {
+  const std::unique_ptr<OpKernel> kernel = kernel_of(op, opset, inputs.size(), std::move(attrs));
+  inputs[from] = nullptr;  // an epilogue never reads the producer's output as an input
+  const std::unique_ptr<Epilogue> epilogue = kernel->as_epilogue(from, inputs, x.shape());
+  if (!epilogue) return std::nullopt;
+  std::vector<float> v = values<float>(x);
+  const int64_t channels = x.dim(1), plane = x.numel() / (x.dim(0) * channels);
+  for (int64_t p = 0; p < x.dim(0) * channels; ++p)
+    for (int64_t begin = 0, len = 1; begin < plane; begin += len, len = len * 3 + 2) {
+      const int64_t offset = p * plane + begin, n = std::min(len, plane - begin);
+      epilogue->apply(v.data() + offset, n, p % channels, offset);
+    }
+  return v;
+}
+
 }  // namespace
+
+// Each elementwise op as an epilogue computes what the node computes, bit for bit, over blocks of any length;
+// the broadcasts an epilogue cannot follow, outputs of another type and training statistics are refused.
+TEST(Elementwise, EpiloguesComputeWhatTheNodeComputes) {
+  std::vector<float> xs(2 * 3 * 37);
+  for (size_t i = 0; i < xs.size(); ++i) xs[i] = (static_cast<float>(i % 23) - 11.f) * 0.37f;
+  const Tensor x = Tensor::from_vector<float>(xs, {2, 3, 37});
+  const Tensor same = Tensor::from_vector<float>(std::vector<float>(xs.rbegin(), xs.rend()), {2, 3, 37});
+  const Tensor per_channel = Tensor::from_vector<float>({0.5f, -1.25f, 3.f}, {3, 1});
+  const Tensor one = Tensor::from_vector<float>({-0.75f}, {1});
+  const Tensor last_dim = Tensor::from_vector<float>(std::vector<float>(37, 2.f), {37});
+  const auto same_as_node = [&](const std::string& op, std::vector<const Tensor*> inputs, size_t from,
+                                std::map<std::string, Attribute> attrs = {}) {
+    const std::optional<std::vector<float>> got = as_epilogue(op, 17, from, inputs, x, attrs);
+    ASSERT_TRUE(got) << op;
+    const std::vector<float> want = values<float>(run(op, 17, inputs, attrs));
+    ASSERT_EQ(got->size(), want.size());
+    EXPECT_EQ(std::memcmp(got->data(), want.data(), want.size() * sizeof(float)), 0) << op;
+  };
+  same_as_node("Relu", {&x}, 0);
+  same_as_node("LeakyRelu", {&x}, 0, {{"alpha", Attribute::of_float(0.3f)}});
+  same_as_node("Add", {&x, &same}, 0);
+  same_as_node("Sub", {&per_channel, &x}, 1);
+  same_as_node("Div", {&x, &one}, 0);
+  const Tensor scale = Tensor::from_vector<float>({1.5f, 0.25f, -2.f}, {3});
+  const Tensor bias = Tensor::from_vector<float>({0.1f, -0.2f, 0.3f}, {3});
+  const Tensor mean = Tensor::from_vector<float>({0.5f, -1.f, 2.f}, {3});
+  const Tensor var = Tensor::from_vector<float>({0.3f, 2.f, 0.01f}, {3});
+  same_as_node("BatchNormalization", {&x, &scale, &bias, &mean, &var}, 0);
+
+  EXPECT_FALSE(as_epilogue("Add", 17, 0, {&x, &last_dim}, x));  // broadcast along the last dimension
+  const Tensor wider = Tensor::from_vector<float>(std::vector<float>(4 * 2 * 3 * 37), {4, 2, 3, 37});
+  EXPECT_FALSE(as_epilogue("Add", 17, 0, {&x, &wider}, x));  // the output would be larger than x
+  EXPECT_FALSE(as_epilogue("Greater", 17, 0, {&x, &one}, x));  // a bool output
+  EXPECT_FALSE(as_epilogue("BatchNormalization", 15, 0, {&x, &scale, &bias, &mean, &var}, x,
+                           {{"training_mode", Attribute::of_int(1)}}));
+}
 
 TEST(Elementwise, BroadcastSpansCoverEveryOutputOnceWithTheRightOffsets) {
   set_num_threads(2);
