@@ -404,28 +404,41 @@ class ConvOp : public OpKernel {
     const int64_t row_len = g.out[g.rank() - 1], rows = out_size / row_len;
     const int64_t band_rows =
         pointwise ? rows : std::clamp<int64_t>(kIm2colBandBytes / int64_t(sizeof(Acc)) / (kdim * row_len), 1, rows);
-    Acc* col = pointwise ? nullptr : scratch<Acc>(0, static_cast<size_t>(kdim * band_rows * row_len));
-    for (int64_t n = 0; n < batch; ++n) {
+    const int64_t bands = (rows + band_rows - 1) / band_rows;
+    // One band of output rows of image n, group gi: its columns (im2col) and its GEMM, whose blocks the
+    // epilogues finish as each is done.
+    auto run_band = [&](int64_t n, int64_t gi, int64_t row) {
+      Acc* col = pointwise ? nullptr : scratch<Acc>(0, static_cast<size_t>(kdim * band_rows * row_len));
       Acc* yn = y + n * out_channels * out_size;
-      if (bias) fill_bias_rows(yn, bias, out_channels, out_size);
-      for (int64_t gi = 0; gi < group_; ++gi) {
-        const Acc* xg = x + (n * channels + gi * cg) * in_size;
-        for (int64_t row = 0; row < rows; row += band_rows) {
-          const int64_t band = std::min(band_rows, rows - row) * row_len, first = row * row_len;
-          if (!pointwise) im2col(xg, g, cg, col, row, row + band / row_len);
-          cpu::GemmBlockDone done;
-          if constexpr (std::is_same_v<T, float>)
-            if (epilogues && !bias_after_rounding)
-              done = [&](int64_t m_begin, int64_t m_end, int64_t n_begin, int64_t n_end) {
-                for (int64_t m = m_begin; m < m_end; ++m)
-                  run_epilogues(*epilogues, y, n, out_channels, gi * mg + m, out_size, first + n_begin, first + n_end);
-              };
-          cpu::gemm(false, false, mg, band, kdim, Acc(1), w + gi * mg * kdim, kdim, pointwise ? xg : col,
-                    pointwise ? out_size : band, bias ? Acc(1) : Acc(0), yn + gi * mg * out_size + first, out_size,
-                    math, done);
-        }
-      }
-    }
+      const Acc* xg = x + (n * channels + gi * cg) * in_size;
+      const int64_t band = std::min(band_rows, rows - row) * row_len, first = row * row_len;
+      if (!pointwise) im2col(xg, g, cg, col, row, row + band / row_len);
+      cpu::GemmBlockDone done;
+      if constexpr (std::is_same_v<T, float>)
+        if (epilogues && !bias_after_rounding)
+          done = [&](int64_t m_begin, int64_t m_end, int64_t n_begin, int64_t n_end) {
+            for (int64_t m = m_begin; m < m_end; ++m)
+              run_epilogues(*epilogues, y, n, out_channels, gi * mg + m, out_size, first + n_begin, first + n_end);
+          };
+      cpu::gemm(false, false, mg, band, kdim, Acc(1), w + gi * mg * kdim, kdim, pointwise ? xg : col,
+                pointwise ? out_size : band, bias ? Acc(1) : Acc(0), yn + gi * mg * out_size + first, out_size, math,
+                done);
+    };
+    if (bias)
+      for (int64_t n = 0; n < batch; ++n) fill_bias_rows(y + n * out_channels * out_size, bias, out_channels, out_size);
+    // Bands run on threads of their own where there are several per thread: each thread's columns stay in its
+    // cache, and im2col and the GEMM need no barrier between them (the GEMM's blocks, which fix its summation
+    // order, are the same: a nested loop runs them one after the other). Otherwise each band's im2col and GEMM
+    // are split over the threads.
+    const int64_t items = batch * group_ * bands;
+    const auto run_items = [&](int64_t begin, int64_t end) {
+      for (int64_t item = begin; item < end; ++item)
+        run_band(item / (group_ * bands), item / bands % group_, item % bands * band_rows);
+    };
+    if (items >= 2 * int64_t{num_threads()})
+      parallel_for(items, 1, run_items);
+    else
+      run_items(0, items);
     epilogues_done = epilogues && !bias_after_rounding;
     finish();
   }
