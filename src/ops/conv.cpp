@@ -360,18 +360,20 @@ class ConvOp : public OpKernel {
     if (yt.numel() == 0) return out.finish();
     // The epilogues run on each GEMM block or depthwise plane as it is done, or, where the bias is added after
     // rounding or there is no input channel, over the whole output at the end.
+    const bool epilogues_in_blocks = epilogues && !bias_after_rounding;
     bool epilogues_done = false;
+    const auto plane_epilogues = [&](int64_t plane) {
+      if constexpr (std::is_same_v<T, float>)
+        run_epilogues(*epilogues, y, plane / out_channels, out_channels, plane % out_channels, out_size, 0, out_size);
+    };
     auto finish = [&] {
       if constexpr (std::is_same_v<Acc, float>)  // (with no input channel, the output is the bias, filled below)
         if (bias_after_rounding && kdim > 0)
           ort_cuda_add_bias_after_rounding(y, given_bias, batch, out_channels, out_size);
-      if constexpr (std::is_same_v<T, float>)
-        if (epilogues && !epilogues_done)
-          parallel_for(batch * out_channels, std::max<int64_t>(1, 16384 / out_size), [&](int64_t begin, int64_t end) {
-            for (int64_t plane = begin; plane < end; ++plane)
-              run_epilogues(*epilogues, y, plane / out_channels, out_channels, plane % out_channels, out_size, 0,
-                            out_size);
-          });
+      if (epilogues && !epilogues_done)
+        parallel_for(batch * out_channels, std::max<int64_t>(1, 16384 / out_size), [&](int64_t begin, int64_t end) {
+          for (int64_t plane = begin; plane < end; ++plane) plane_epilogues(plane);
+        });
       out.finish();
     };
     if (kdim == 0) {  // no input channel: each output is its bias, a sum over nothing otherwise
@@ -387,15 +389,9 @@ class ConvOp : public OpKernel {
     // A single input channel with several filters (group 1) is an ordinary convolution: the GEMM path is
     // faster there and applies the GEMM math (TF32, fp16 accumulation) as a GPU would.
     if (cg == 1 && group_ == channels && group_ > 1) {
-      std::function<void(int64_t)> plane_done;
-      if constexpr (std::is_same_v<T, float>)
-        if (epilogues && !bias_after_rounding)
-          plane_done = [&](int64_t plane) {
-            run_epilogues(*epilogues, y, plane / out_channels, out_channels, plane % out_channels, out_size, 0,
-                          out_size);
-          };
-      depthwise(x, w, bias, y, batch, channels, out_channels, g, plane_done);
-      epilogues_done = epilogues && !bias_after_rounding;
+      depthwise(x, w, bias, y, batch, channels, out_channels, g,
+                epilogues_in_blocks ? std::function<void(int64_t)>(plane_epilogues) : nullptr);
+      epilogues_done = epilogues_in_blocks;
       return finish();
     }
     bool pointwise = true;
@@ -415,7 +411,7 @@ class ConvOp : public OpKernel {
       if (!pointwise) im2col(xg, g, cg, col, row, row + band / row_len);
       cpu::GemmBlockDone done;
       if constexpr (std::is_same_v<T, float>)
-        if (epilogues && !bias_after_rounding)
+        if (epilogues_in_blocks)
           done = [&](int64_t m_begin, int64_t m_end, int64_t n_begin, int64_t n_end) {
             for (int64_t m = m_begin; m < m_end; ++m)
               run_epilogues(*epilogues, y, n, out_channels, gi * mg + m, out_size, first + n_begin, first + n_end);
@@ -439,7 +435,7 @@ class ConvOp : public OpKernel {
       parallel_for(items, 1, run_items);
     else
       run_items(0, items);
-    epilogues_done = epilogues && !bias_after_rounding;
+    epilogues_done = epilogues_in_blocks;
     finish();
   }
 
