@@ -1,8 +1,11 @@
 // Conv (1-D/2-D/3-D..., groups, dilations, strides, pads, auto_pad).
 // Paths: 1x1 stride-1 unpadded = one GEMM per image and group straight on the input; depthwise (one input
-// channel per group) = direct loop parallel over image x channel; otherwise im2col (parallel) + GEMM per
-// group. Bias is written into the output first and the GEMM accumulates onto it (beta = 1), except under the
-// ort-cuda profile in fp16, where it is added after rounding (ort_cuda_add_bias_after_rounding).
+// channel per group) = direct loop parallel over image x channel; otherwise im2col + GEMM per band of output
+// rows and group (bands on threads of their own where there are several per thread, else each band's im2col
+// and GEMM split over the threads). Bias is written into the output first and the GEMM accumulates onto it
+// (beta = 1), except under the ort-cuda profile in fp16, where it is added after rounding
+// (ort_cuda_add_bias_after_rounding). The executor's epilogues (ops/op.h) run on each GEMM block or depthwise
+// plane as it is done.
 #include <algorithm>
 #include <functional>
 
