@@ -234,6 +234,7 @@ std::vector<float> pseudo_random(size_t n, uint32_t seed, float scale, float off
 //   c5: Conv -> Sigmoid (a math-library function: no epilogue)       (s)
 //   c6: Conv read twice (by Relu, and as a graph output)             (u, c6)
 //   c7: 3x3 Conv of 64 channels on a 4x4 image -> BatchNormalization -> Relu (v)
+//   c8: 3x3 Conv in 2 groups -> BatchNormalization -> Relu           (g)
 // x is large enough for c1's im2col to take two bands of rows and its GEMMs to split into column blocks over
 // threads; c7's GEMM splits into row blocks.
 std::shared_ptr<const Graph> conv_chains() {
@@ -283,7 +284,13 @@ std::shared_ptr<const Graph> conv_chains() {
   ModelBuilder::set_ints(b.node("Conv", {"x7", "w7"}, {"c7"}), "pads", {1, 1, 1, 1});
   bn_node("c7", "n7", 64, 40);
   b.node("Relu", {"n7"}, {"v"});
-  for (const char* out : {"y", "z", "d", "s", "u", "c6", "v"}) b.output(out);
+  b.initializer("w8", {16, 4, 3, 3}, pseudo_random(16 * 4 * 9, 11, 0.5f));
+  onnx::NodeProto& grouped = b.node("Conv", {"x", "w8"}, {"c8"});
+  ModelBuilder::set_ints(grouped, "pads", {1, 1, 1, 1});
+  ModelBuilder::set_int(grouped, "group", 2);
+  bn_node("c8", "n8", 16, 50);
+  b.node("Relu", {"n8"}, {"g"});
+  for (const char* out : {"y", "z", "d", "s", "u", "c6", "v", "g"}) b.output(out);
   return load_model_from_bytes(b.bytes(), ".", "conv_chains.onnx").graph;
 }
 
@@ -300,10 +307,11 @@ TEST(Session, APlainRunComputesConvolutionChainsAsEpiloguesBitForBit) {
   const TensorMap plain = session.run(feeds, {}, &fused);
   const TensorMap watched = session.run(
       feeds, [](const Node&, size_t, const std::vector<const Tensor*>&) {}, &every_node);
-  for (const char* name : {"y", "z", "d", "s", "u", "c6", "v"}) expect_same_bits(plain.at(name), watched.at(name));
-  // c1: BatchNormalization, Relu; c2: BatchNormalization, Add, Relu; c3: Add, LeakyRelu; c4 and c7:
+  for (const char* name : {"y", "z", "d", "s", "u", "c6", "v", "g"})
+    expect_same_bits(plain.at(name), watched.at(name));
+  // c1: BatchNormalization, Relu; c2: BatchNormalization, Add, Relu; c3: Add, LeakyRelu; c4, c7 and c8:
   // BatchNormalization, Relu.
-  EXPECT_EQ(fused.epilogue_nodes, 11u);
+  EXPECT_EQ(fused.epilogue_nodes, 13u);
   EXPECT_EQ(every_node.epilogue_nodes, 0u);
   // Those values go through every stage: BatchNormalization shifts, Relu clips some, the Adds change them.
   const float* y = plain.at("y").data<float>();
