@@ -47,8 +47,8 @@ namespace {
 // a run allocates the same shapes node after node, and malloc/free of mid-size blocks (with glibc's
 // consolidation) cost 10-20% of a small model's run. At most kCapacity bytes wait here; beyond that,
 // buffers are freed. What waits counts in the process's peak memory: with 64 MB, ResNet-50's one-sample audit
-// peaked 10 MB higher than with 32 and ran no faster; with 16, its audit ran 6% slower (bench/README). Shared by all threads; never destroyed, so tensors that outlive static destruction
-// can still give their buffers back.
+// peaked 10 MB higher than with 32 and ran no faster; with 16, its audit ran 6% slower (bench/README). Shared by
+// all threads; never destroyed, so tensors that outlive static destruction can still give their buffers back.
 class StorageCache {
  public:
   static StorageCache& instance() {
