@@ -31,6 +31,14 @@ MPA_VECTOR_CLONES MPA_GCC_OPTIMIZE("no-tree-loop-distribute-patterns") void im2c
   // consecutive input rows at the same shift: the band's rows that lie in the input are one contiguous copy,
   // after which each row's padded ends are zeroed (the copy put the neighbouring rows' values there).
   const bool contiguous_rows = sw == 1 && sh == 1 && W == OW;
+  // Each kx's output columns [lo, hi) whose taps land in the input row.
+  int64_t* columns = scratch<int64_t>(0, static_cast<size_t>(2 * KW));
+  for (int64_t kx = 0; kx < KW; ++kx) {
+    const int64_t shift = kx * dw - g.pad_begin[1];
+    const int64_t lo = std::min(OW, shift >= 0 ? int64_t{0} : (-shift + sw - 1) / sw);
+    columns[2 * kx] = lo;
+    columns[2 * kx + 1] = std::max(lo, std::min(OW, W - 1 - shift < 0 ? int64_t{0} : (W - 1 - shift) / sw + 1));
+  }
   // Row r's (c, ky, kx), advanced with r: three divisions per row cost more than a short row's copy.
   int64_t c = begin / (KH * KW), ky = begin / KW % KH, kx = begin % KW - 1;
   for (int64_t r = begin; r < end; ++r) {
@@ -38,9 +46,7 @@ MPA_VECTOR_CLONES MPA_GCC_OPTIMIZE("no-tree-loop-distribute-patterns") void im2c
       kx = 0;
       if (++ky == KH) ky = 0, ++c;
     }
-    const int64_t shift = kx * dw - g.pad_begin[1];
-    const int64_t lo = std::min(OW, shift >= 0 ? int64_t{0} : (-shift + sw - 1) / sw);
-    const int64_t hi = std::max(lo, std::min(OW, W - 1 - shift < 0 ? int64_t{0} : (W - 1 - shift) / sw + 1));
+    const int64_t shift = kx * dw - g.pad_begin[1], lo = columns[2 * kx], hi = columns[2 * kx + 1];
     Acc* dst = col + r * band;
     if (contiguous_rows) {
       const int64_t row_shift = ky * dh - g.pad_begin[0];  // iy = oy + row_shift
@@ -94,7 +100,6 @@ template <class Acc>
 void im2col(const Acc* x, const WindowGeometry& g, int64_t channels, Acc* col, int64_t row_begin, int64_t row_end) {
   const size_t nd = g.rank();
   if (nd == 2) return im2col_2d(x, g, channels, col, row_begin, row_end);
-  if (nd == 1) return im2col_2d(x, g.as_2d(), channels, col, row_begin, row_end);
   const int64_t ksize = g.kernel_size(), in_size = g.in_size(), out_size = (row_end - row_begin) * g.out[nd - 1];
   parallel_for(channels * ksize, std::max<int64_t>(1, 4096 / std::max<int64_t>(out_size, 1)),
                     [&](int64_t begin, int64_t end) {
@@ -216,8 +221,6 @@ template <class Acc>
 void depthwise(const Acc* x, const Acc* w, const Acc* bias, Acc* y, int64_t batch, int64_t in_channels,
                int64_t out_channels, const WindowGeometry& g, const std::function<void(int64_t)>& plane_done) {
   const size_t nd = g.rank();
-  if (nd == 1 && g.kernel[0] <= 64)
-    return depthwise(x, w, bias, y, batch, in_channels, out_channels, g.as_2d(), plane_done);
   if (nd == 2 && g.kernel[1] <= 64) {
     const int64_t multiplier = out_channels / in_channels, in_size = g.in_size(), out_size = g.out_size();
     parallel_for(batch * out_channels, 1, [&](int64_t begin, int64_t end) {
@@ -326,9 +329,11 @@ class ConvOp : public OpKernel {
     }
     const Shape in_spatial(x.shape().begin() + 2, x.shape().end());
     const Shape kernel(w.shape().begin() + 2, w.shape().end());
-    const WindowGeometry g = window_geometry(label, attrs_, in_spatial, kernel);
+    WindowGeometry g = window_geometry(label, attrs_, in_spatial, kernel);
     Shape out_shape{batch, out_channels};
     out_shape.insert(out_shape.end(), g.out.begin(), g.out.end());
+    // A 1-D convolution runs as 2-D windows over an input of height 1 (the 2-D kernels serve it).
+    if (g.rank() == 1) g = g.as_2d();
     const std::vector<const Epilogue*>* epilogues = ctx.epilogue_source() && x.dtype() == DType::Float32
                                                         ? &ctx.epilogue_source()->epilogues_for(out_shape)
                                                         : nullptr;

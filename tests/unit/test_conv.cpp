@@ -128,35 +128,39 @@ TEST(Conv, Im2colPathsMatchANaiveConvolution) {
   for (const Case& c : cases) check_against_naive(c);
 }
 
-// 1-D convolutions run the 2-D kernels on a height-1 view: a plain and a depthwise one against the naive sum.
+// 1-D convolutions run the 2-D kernels on a height-1 view: plain, grouped and depthwise ones against the naive
+// sum, a depthwise kernel wider than the direct loop takes (64 taps) among them.
 TEST(DepthwiseConv, OneDimensionalConvolutionsMatchANaiveConvolution) {
-  const int64_t L = 37;
-  for (const int64_t group : {int64_t{1}, int64_t{3}}) {
-    SCOPED_TRACE("group " + std::to_string(group));
-    const int64_t channels = 3, out_channels = 6, cg = channels / group, K = 5, stride = 2, dilation = 2, pad_l = 3, pad_r = 1;
-    const auto x = random_values(size_t(channels * L), 4), w = random_values(size_t(out_channels * cg * K), 5);
+  struct OneDimensional {
+    int64_t group, L, K, stride, dilation;
+  };
+  for (const OneDimensional& c : {OneDimensional{1, 37, 5, 2, 2}, OneDimensional{3, 37, 5, 2, 2},
+                                  OneDimensional{3, 100, 70, 1, 1}, OneDimensional{3, 160, 70, 3, 2}}) {
+    SCOPED_TRACE("group " + std::to_string(c.group) + ", kernel " + std::to_string(c.K));
+    const int64_t channels = 3, out_channels = 6, cg = channels / c.group, pad_l = 3, pad_r = 1;
+    const auto x = random_values(size_t(channels * c.L), 4), w = random_values(size_t(out_channels * cg * c.K), 5);
     mpa::test::ModelBuilder b(13);
-    b.input("x", onnx::TensorProto::FLOAT, {1, channels, L});
-    b.initializer("w", {out_channels, cg, K}, w);
+    b.input("x", onnx::TensorProto::FLOAT, {1, channels, c.L});
+    b.initializer("w", {out_channels, cg, c.K}, w);
     auto& conv = b.node("Conv", {"x", "w"}, {"y"}, "conv");
-    mpa::test::ModelBuilder::set_ints(conv, "strides", {stride});
-    mpa::test::ModelBuilder::set_ints(conv, "dilations", {dilation});
+    mpa::test::ModelBuilder::set_ints(conv, "strides", {c.stride});
+    mpa::test::ModelBuilder::set_ints(conv, "dilations", {c.dilation});
     mpa::test::ModelBuilder::set_ints(conv, "pads", {pad_l, pad_r});
-    set_group(conv, group);
+    set_group(conv, c.group);
     b.output("y");
     const Model model = load_model_from_bytes(b.bytes(), ".", "conv1d.onnx");
-    const Tensor y = Session(model.graph).run({{"x", Tensor::from_vector<float>(x, {1, channels, L})}}).at("y");
-    const int64_t OL = (L + pad_l + pad_r - dilation * (K - 1) - 1) / stride + 1;
+    const Tensor y = Session(model.graph).run({{"x", Tensor::from_vector<float>(x, {1, channels, c.L})}}).at("y");
+    const int64_t OL = (c.L + pad_l + pad_r - c.dilation * (c.K - 1) - 1) / c.stride + 1;
     ASSERT_EQ(y.shape(), (Shape{1, out_channels, OL}));
-    const int64_t per_group = out_channels / group;
+    const int64_t per_group = out_channels / c.group;
     for (int64_t m = 0; m < out_channels; ++m)
       for (int64_t o = 0; o < OL; ++o) {
         double expected = 0;
-        for (int64_t c = 0; c < cg; ++c)
-          for (int64_t k = 0; k < K; ++k) {
-            const int64_t i = o * stride - pad_l + k * dilation;
-            if (i >= 0 && i < L)
-              expected += double(w[size_t((m * cg + c) * K + k)]) * x[size_t(((m / per_group) * cg + c) * L + i)];
+        for (int64_t ci = 0; ci < cg; ++ci)
+          for (int64_t k = 0; k < c.K; ++k) {
+            const int64_t i = o * c.stride - pad_l + k * c.dilation;
+            if (i >= 0 && i < c.L)
+              expected += double(w[size_t((m * cg + ci) * c.K + k)]) * x[size_t(((m / per_group) * cg + ci) * c.L + i)];
           }
         EXPECT_NEAR(y.data<float>()[m * OL + o], expected, 1e-5) << "m " << m << " at " << o;
       }
