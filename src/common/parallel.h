@@ -20,10 +20,12 @@ inline constexpr int64_t kChunksPerThread = 4;
 
 namespace detail {
 inline constexpr int64_t kMaxChunks = 1 << 15;  // a loop's chunk count fits 16 bits of the pool's claim word
-// Runs chunk(context, c) for every c in [0, chunks) on the calling thread and up to team - 1 pool threads.
-// Unlike an OpenMP team, the caller waits only for chunks that a pool thread has taken: one that other
-// processes keep off its core never holds the loop up, the caller takes its chunks instead (as
-// onnxruntime's pool does). The first exception of a chunk is rethrown here once every taken chunk is done.
+// Runs chunk(context, c) for every c in [0, chunks) on the calling thread and up to team - 1 pool threads,
+// each of which takes its own contiguous share of the chunks first (the caller the first share), so that
+// loops over one range give each thread the same part of it. Unlike an OpenMP team, the caller waits only
+// for chunks that a pool thread has taken: one that other processes keep off its core never holds the loop
+// up, the others take its share instead (as onnxruntime's pool does). The first exception of a chunk is
+// rethrown here once every taken chunk is done.
 void run_chunks(int64_t chunks, int team, void (*chunk)(void*, int64_t), void* context);
 }  // namespace detail
 

@@ -1,10 +1,11 @@
 // The loop launcher's pool (common/parallel.h): every index runs once whatever the thread count and grain,
-// a body's own parallel_for runs inline, and loops started from several threads at once all complete (one
-// takes the pool, the others run inline).
+// each thread takes its own share of a loop's chunks first, a body's own parallel_for runs inline, and loops
+// started from several threads at once all complete (one takes the pool, the others run inline).
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <thread>
 #include <vector>
 
@@ -45,6 +46,31 @@ TEST(Parallel, EveryIndexRunsOnceForAnyThreadsAndGrain) {
         EXPECT_EQ(std::count(v.begin(), v.end(), 1), n) << "threads " << threads << " n " << n << " grain " << grain;
       }
   }
+}
+
+// The calling thread's share is the loop's first half, the pool thread's the second: consecutive loops over one
+// range give each thread the same part. With slow chunks the pool thread starts on the first chunk of its half,
+// where taking chunks in order from one counter would hand it the second chunk and leave it the odd ones.
+TEST(Parallel, EachThreadTakesItsOwnShareOfTheChunksFirst) {
+  const ThreadsSetting setting(2);
+  const int64_t chunks = 2 * kChunksPerThread;  // a loop of this many indices, grain 1, has one index per chunk
+  const std::thread::id caller = std::this_thread::get_id();
+  int caller_took_first = 0, pool_took_half = 0;
+  const int loops = 50;
+  for (int loop = 0; loop < loops; ++loop) {
+    std::vector<std::thread::id> ran(static_cast<size_t>(chunks));
+    parallel_for(chunks, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t c = begin; c < end; ++c) {
+        ran[static_cast<size_t>(c)] = std::this_thread::get_id();
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+      }
+    });
+    caller_took_first += ran.front() == caller;
+    pool_took_half += ran[static_cast<size_t>(chunks / 2)] != caller;
+  }
+  // Not all loops: a pool thread kept off its core by other processes has its share taken by the caller.
+  EXPECT_GE(caller_took_first, loops * 4 / 5);
+  EXPECT_GE(pool_took_half, loops / 2);
 }
 
 TEST(Parallel, NestedLoopsRunInline) {
