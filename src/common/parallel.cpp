@@ -45,11 +45,11 @@ class Pool {
   void run(int64_t chunks, int team, void (*chunk)(void*, int64_t), void* context) {
     std::unique_lock<std::mutex> busy(busy_, std::try_to_lock);
     if (!busy.owns_lock()) return run_inline(chunks, chunk, context);
-    grow(std::min(team, kMaxTeam) - 1);
+    team = std::min(team, kMaxTeam);
+    grow(team - 1);
     chunk_ = chunk;
     context_ = context;
-    const int members = std::min(std::min(team, kMaxTeam), 1 + static_cast<int>(threads_.size()));
-    helpers_.store(members - 1, std::memory_order_relaxed);
+    const int members = std::min(team, 1 + static_cast<int>(threads_.size()));
     members_.store(members, std::memory_order_relaxed);
     done_.store(0, std::memory_order_relaxed);
     failure_ = nullptr;
@@ -70,7 +70,7 @@ class Pool {
   }
 
  private:
-  // Threads in one loop at most; more are left to wait (a chunk count fits 16 bits, and shares are fixed).
+  // Threads in one loop at most (the shares are a fixed array); more are left to wait.
   static constexpr int kMaxTeam = 256;
 
   static void run_inline(int64_t chunks, void (*chunk)(void*, int64_t), void* context) {
@@ -140,8 +140,8 @@ class Pool {
         continue;
       }
       seen = now;
-      // A stale helpers_ (of the loop before) only decides whether this thread helps.
-      if (index < helpers_.load(std::memory_order_relaxed)) work(now, index + 1);
+      // A stale members_ (of the loop before) only decides whether this thread helps.
+      if (index + 1 < members_.load(std::memory_order_relaxed)) work(now, index + 1);
     }
   }
 
@@ -156,7 +156,6 @@ class Pool {
   std::atomic<int64_t> done_{0};
   void (*chunk_)(void*, int64_t) = nullptr;
   void* context_ = nullptr;
-  std::atomic<int> helpers_{0};
   std::exception_ptr failure_;
 };
 
